@@ -1,0 +1,363 @@
+// Package driver is the contract between the sluice client and a database.
+//
+// The root package drives a [Driver]; it never writes SQL itself. A driver
+// wraps one kind of database handle (a *sql.DB for SQLite, a *pgxpool.Pool for
+// Postgres) and hands out an [Executor] over the handle itself or over a
+// caller's own transaction. Every operation the client needs is a method on
+// Executor, so every write automatically has a transactional twin: the same
+// method run through [Driver.UnwrapExecutor].
+//
+// This package imports only the standard library. Drivers import it; nothing
+// here imports a driver or the root package. The conformance suite in
+// driver/drivertest states each rule below as a test, and every driver runs it.
+//
+// # Time
+//
+// The database's own clock is never used. Every time a driver stores or
+// compares against arrives in the operation's params, computed by the client
+// from its (injectable) clock. Drivers store times with at least microsecond
+// precision, in a form that sorts correctly and can be served by an index, and
+// return them in UTC.
+//
+// # Fencing
+//
+// A claim makes a job processing, sets LockedBy to the claiming client's ID and
+// increments Attempt. The pair (LockedBy, Attempt) identifies that claim: every
+// operation that ends or extends a claim ([Executor.JobFinalize],
+// [Executor.JobHeartbeat], [Executor.JobRelease]) matches only rows that are
+// still processing under the same claim, and reports which rows it matched. A
+// row that was rescued, cancelled, deleted or already finalized is left as it
+// is.
+//
+// # Transactions and cancelled contexts
+//
+// A driver never commits or rolls back a transaction it did not begin. An
+// operation run through UnwrapExecutor on a caller's transaction either
+// succeeds, or returns an error after which the caller must roll back: the
+// state of the transaction after such an error is not specified (database/sql
+// may have rolled it back already, Postgres marks it aborted, pgx may have
+// closed the connection). An operation whose context is cancelled, before or
+// during the call, returns an error that matches the context's error with
+// errors.Is, and nothing it did is visible once the caller rolls back.
+// Operations on the handle itself (not a caller's transaction) are atomic: a
+// cancelled context leaves either all of the operation's writes or none.
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by [Executor.JobGet] when no job has the given ID.
+var ErrNotFound = errors.New("job not found")
+
+// Driver is a database that can hold sluice jobs. TTx is the driver's
+// transaction type, the type a user passes to EnqueueTx, Ack and Nack:
+// *sql.Tx for SQLite, pgx.Tx for Postgres.
+type Driver[TTx any] interface {
+	// Executor returns an executor that runs each operation on the driver's
+	// own handle. Operations that write several rows are atomic.
+	Executor() Executor
+
+	// UnwrapExecutor returns an executor that runs every operation inside tx.
+	// Nothing it writes is visible to others until the caller commits tx, and
+	// a rollback discards all of it. The executor never commits or rolls back
+	// tx. tx is never nil.
+	UnwrapExecutor(tx TTx) Executor
+
+	// Migrate brings the schema up to the newest version the driver knows.
+	// It is idempotent and safe to call from several processes at once.
+	Migrate(ctx context.Context) error
+}
+
+// Notifier is implemented by drivers that can tell a client at once that
+// jobs were enqueued, instead of leaving it to poll.
+type Notifier interface {
+	// Listen calls fn with the queue name each time jobs are enqueued into
+	// that queue, until ctx ends or the returned stop function is called.
+	// fn must not block. Notifications are hints: they may be lost, repeated
+	// or arrive before the enqueuing transaction commits (Committed is
+	// false then), and a client must still poll.
+	Listen(ctx context.Context, fn func(Notification)) (stop func(), err error)
+}
+
+// Notification tells a listener that a queue has new jobs.
+type Notification struct {
+	// Queue is the queue the jobs were enqueued into.
+	Queue string
+	// Committed is true when the jobs are known to be visible to other
+	// connections, false when they were enqueued in a transaction that may
+	// not have committed yet.
+	Committed bool
+}
+
+// Executor runs the operations the client needs, either on the driver's own
+// handle or inside a caller's transaction (see [Driver.UnwrapExecutor]).
+//
+// Methods take a pointer to a params struct so that fields can be added
+// without breaking drivers or callers. Params are never modified.
+type Executor interface {
+	// JobInsertMany inserts jobs in the order given and returns one result
+	// per job, in the same order. A job whose UniqueKey is not empty and
+	// equals the UniqueKey of a live (pending or processing) job is not
+	// inserted: its result carries the existing job with Duplicate set. Two
+	// jobs of the same call with the same UniqueKey behave as if inserted one
+	// after the other. Either every job is inserted or, on error, none.
+	JobInsertMany(ctx context.Context, params *JobInsertManyParams) ([]JobInsertResult, error)
+
+	// JobClaim claims up to Limit pending jobs of one queue whose RunAt is
+	// at or before Now and whose Topic is one of Topics, in order of
+	// Priority (smaller first), then RunAt, then ID. Each claimed job becomes
+	// processing with LockedBy set to ClientID, LockedUntil to LockedUntil,
+	// AttemptedAt to Now, and Attempt incremented by one. It returns the
+	// claimed jobs as they are after the claim, in claim order. A job is
+	// claimed by at most one caller, however many claim at once.
+	JobClaim(ctx context.Context, params *JobClaimParams) ([]*JobRow, error)
+
+	// JobFinalize ends claims: each item moves a job that is still
+	// processing under the claim (ID, Attempt, LockedBy) to a new status,
+	// as the item says. It returns, in the same order, whether each item
+	// matched. Items that do not match change nothing.
+	JobFinalize(ctx context.Context, params *JobFinalizeParams) ([]bool, error)
+
+	// JobHeartbeat sets LockedUntil on every job that is processing with
+	// LockedBy equal to ClientID, in one statement, and returns how many it
+	// extended.
+	JobHeartbeat(ctx context.Context, params *JobHeartbeatParams) (int, error)
+
+	// JobRescue takes back up to Limit jobs that are processing with a
+	// LockedUntil before Now: their holder is presumed gone. Each has the
+	// error Error recorded for its attempt. A job with retries left (Attempt
+	// <= MaxRetries) becomes pending with RunAt set to Now; a job without
+	// becomes failed with FinalizedAt set to Now. It returns the jobs as they
+	// are after the rescue.
+	JobRescue(ctx context.Context, params *JobRescueParams) ([]*JobRow, error)
+
+	// JobRelease hands claims back unfinished, for a client that is
+	// stopping: each job still processing under the claim (ID, Attempt,
+	// ClientID) becomes pending with RunAt set to Now, its Attempt
+	// decremented so the interrupted run spends no retry, and no error
+	// recorded. It returns how many it released.
+	JobRelease(ctx context.Context, params *JobReleaseParams) (int, error)
+
+	// JobGet returns the job with the given ID, or an error matching
+	// ErrNotFound.
+	JobGet(ctx context.Context, params *JobGetParams) (*JobRow, error)
+}
+
+// JobStatus is where a job is in its life: pending, then processing, then
+// completed, failed or cancelled. A job waiting to be retried is pending
+// with a later RunAt.
+type JobStatus string
+
+// The statuses a job can have.
+const (
+	// StatusPending is a job waiting for its RunAt and a free worker.
+	StatusPending JobStatus = "pending"
+	// StatusProcessing is a job claimed by a client and being worked.
+	StatusProcessing JobStatus = "processing"
+	// StatusCompleted is a job whose worker finished it successfully.
+	StatusCompleted JobStatus = "completed"
+	// StatusFailed is a job that used up its retries: the dead letter,
+	// kept for inspection.
+	StatusFailed JobStatus = "failed"
+	// StatusCancelled is a job that will not run (again) by request.
+	StatusCancelled JobStatus = "cancelled"
+)
+
+// Valid reports whether s is one of the five statuses.
+func (s JobStatus) Valid() bool {
+	switch s {
+	case StatusPending, StatusProcessing, StatusCompleted, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Finished reports whether s is a final status: completed, failed or
+// cancelled.
+func (s JobStatus) Finished() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// JobRow is a job as it is stored.
+type JobRow struct {
+	// ID is the job's UUID (version 7, so IDs sort by creation time).
+	ID string `json:"id"`
+	// Topic is the job's type; it selects the worker.
+	Topic string `json:"topic"`
+	// Queue is the named queue the job waits in.
+	Queue string `json:"queue"`
+	// Priority orders jobs within a queue: smaller runs first.
+	Priority int `json:"priority"`
+	// Payload is the job's arguments as JSON.
+	Payload json.RawMessage `json:"payload"`
+	// Status is where the job is in its life.
+	Status JobStatus `json:"status"`
+	// Attempt is how many times the job has been claimed, the current run
+	// included; 0 before its first run.
+	Attempt int `json:"attempt"`
+	// MaxRetries is how many times the job may be retried after its first
+	// attempt fails.
+	MaxRetries int `json:"max_retries"`
+	// RunAt is when the job may run next.
+	RunAt time.Time `json:"run_at"`
+	// CreatedAt is when the job was enqueued.
+	CreatedAt time.Time `json:"created_at"`
+	// AttemptedAt is when the latest attempt was claimed; zero before the
+	// first.
+	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	// FinalizedAt is when the job reached a final status; zero until then.
+	FinalizedAt time.Time `json:"finalized_at,omitzero"`
+	// LockedUntil is when the current claim's lease ends; zero unless the
+	// job is processing.
+	LockedUntil time.Time `json:"locked_until,omitzero"`
+	// LockedBy is the ID of the client holding the claim; empty unless the
+	// job is processing.
+	LockedBy string `json:"locked_by,omitempty"`
+	// UniqueKey, when not empty, allows at most one live (pending or
+	// processing) job with the same key.
+	UniqueKey string `json:"unique_key,omitempty"`
+	// Errors are the errors of earlier attempts, oldest first. Drivers keep
+	// at most MaxErrorsKept of them.
+	Errors []AttemptError `json:"errors,omitempty"`
+	// Result is the JSON a worker stored when it completed the job, if any.
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// MaxErrorsKept is how many attempt errors a driver keeps per job; older
+// ones are dropped first, so a job failing forever cannot grow without limit.
+const MaxErrorsKept = 20
+
+// AttemptError is the error of one attempt.
+type AttemptError struct {
+	// Attempt is the attempt that failed, counting from 1.
+	Attempt int `json:"attempt"`
+	// At is when the attempt failed.
+	At time.Time `json:"at"`
+	// Error is the error's message.
+	Error string `json:"error"`
+	// Trace is the stack of a panic, if the attempt panicked.
+	Trace string `json:"trace,omitempty"`
+}
+
+// JobInsertManyParams are the params of [Executor.JobInsertMany].
+type JobInsertManyParams struct {
+	// Jobs are the jobs to insert.
+	Jobs []*JobInsert
+}
+
+// JobInsert is one job to insert. All fields are set by the client; the
+// driver stores them as they are.
+type JobInsert struct {
+	ID         string
+	Topic      string
+	Queue      string
+	Priority   int
+	Payload    []byte
+	MaxRetries int
+	RunAt      time.Time
+	CreatedAt  time.Time
+	// UniqueKey is empty for a job that is not unique.
+	UniqueKey string
+}
+
+// JobInsertResult is the outcome of inserting one job.
+type JobInsertResult struct {
+	// Job is the inserted job, or the existing live job when Duplicate.
+	Job *JobRow
+	// Duplicate is true when a live job with the same UniqueKey already
+	// existed and nothing was inserted.
+	Duplicate bool
+}
+
+// JobClaimParams are the params of [Executor.JobClaim].
+type JobClaimParams struct {
+	// ClientID is the claiming client; it becomes LockedBy.
+	ClientID string
+	// Queue is the queue to claim from.
+	Queue string
+	// Topics are the topics the client has workers for. Jobs of other
+	// topics are left for other clients. Never empty.
+	Topics []string
+	// Limit is the most jobs to claim; at least 1.
+	Limit int
+	// Now is the current time: jobs with RunAt at or before Now are due.
+	Now time.Time
+	// LockedUntil is when the new claims' leases end.
+	LockedUntil time.Time
+}
+
+// JobFinalizeParams are the params of [Executor.JobFinalize].
+type JobFinalizeParams struct {
+	// Jobs are the claims to end, each with its outcome.
+	Jobs []*JobFinalize
+}
+
+// JobFinalize ends one claim.
+type JobFinalize struct {
+	// ID, Attempt and LockedBy name the claim; the job changes only if it is
+	// still processing under this claim.
+	ID       string
+	Attempt  int
+	LockedBy string
+	// Status is the job's new status: completed, failed, cancelled, or
+	// pending for a retry or snooze.
+	Status JobStatus
+	// RunAt is the next run time when Status is pending; ignored otherwise.
+	RunAt time.Time
+	// FinalizedAt is stored as FinalizedAt when Status is final; ignored
+	// otherwise.
+	FinalizedAt time.Time
+	// Error, when not nil, is appended to the job's Errors.
+	Error *AttemptError
+	// Result, when not nil, is stored as the job's Result (JSON).
+	Result []byte
+	// Snooze, when true (Status pending), gives the attempt back: Attempt is
+	// decremented so the snoozed run spends no retry.
+	Snooze bool
+}
+
+// JobHeartbeatParams are the params of [Executor.JobHeartbeat].
+type JobHeartbeatParams struct {
+	// ClientID selects the jobs: those processing with this LockedBy.
+	ClientID string
+	// LockedUntil is the new end of their leases.
+	LockedUntil time.Time
+}
+
+// JobRescueParams are the params of [Executor.JobRescue].
+type JobRescueParams struct {
+	// Now is the current time; leases that ended before it are expired.
+	Now time.Time
+	// Error is the error recorded for each rescued job's lost attempt; its
+	// Attempt field is ignored and the job's own attempt is recorded.
+	Error AttemptError
+	// Limit is the most jobs to rescue in one call; at least 1.
+	Limit int
+}
+
+// JobReleaseParams are the params of [Executor.JobRelease].
+type JobReleaseParams struct {
+	// ClientID is the releasing client; only its claims are released.
+	ClientID string
+	// Jobs name the claims to release, by ID and Attempt.
+	Jobs []JobClaimRef
+	// Now becomes the released jobs' RunAt.
+	Now time.Time
+}
+
+// JobClaimRef names one claim of a client: the job's ID and the attempt
+// the claim started.
+type JobClaimRef struct {
+	ID      string
+	Attempt int
+}
+
+// JobGetParams are the params of [Executor.JobGet].
+type JobGetParams struct {
+	// ID is the job's ID.
+	ID string
+}
