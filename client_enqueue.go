@@ -1,0 +1,179 @@
+package sluice
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Enqueue enqueues one job. It is committed when Enqueue returns. With a
+// UniqueKey that a live job already holds, it returns that job with
+// Duplicate set and enqueues nothing. Bad input (empty topic, args that do
+// not encode, a payload over the limit, invalid options, an unknown queue)
+// returns a typed error and writes nothing.
+func (c *Client[TTx]) Enqueue(ctx context.Context, args JobArgs, opts *EnqueueOptions) (*EnqueueResult, error) {
+	res, err := c.enqueue(ctx, c.exec, true, []EnqueueParams{{Args: args, Options: opts}})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// EnqueueTx enqueues one job inside tx, beside the caller's own writes. If
+// tx commits, the job exists and will run; if it rolls back, the job never
+// existed. Workers cannot see the job before the commit. Otherwise it
+// behaves as Enqueue.
+func (c *Client[TTx]) EnqueueTx(ctx context.Context, tx TTx, args JobArgs, opts *EnqueueOptions) (*EnqueueResult, error) {
+	if isNil(tx) {
+		return nil, fmt.Errorf("enqueue %s: %w", topicOf(args), ErrNilTx)
+	}
+	res, err := c.enqueue(ctx, c.driver.UnwrapExecutor(tx), false, []EnqueueParams{{Args: args, Options: opts}})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// EnqueueMany enqueues many jobs at once, all or none, returning one result
+// per job in order. It is much faster than Enqueue in a loop. If any job is
+// invalid, nothing is written.
+func (c *Client[TTx]) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]EnqueueResult, error) {
+	return c.enqueue(ctx, c.exec, true, params)
+}
+
+// EnqueueManyTx is EnqueueMany inside tx: the jobs exist if and only if tx
+// commits.
+func (c *Client[TTx]) EnqueueManyTx(ctx context.Context, tx TTx, params []EnqueueParams) ([]EnqueueResult, error) {
+	if isNil(tx) {
+		return nil, fmt.Errorf("enqueue many: %w", ErrNilTx)
+	}
+	return c.enqueue(ctx, c.driver.UnwrapExecutor(tx), false, params)
+}
+
+func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committed bool, params []EnqueueParams) ([]EnqueueResult, error) {
+	if len(params) == 0 {
+		return []EnqueueResult{}, nil
+	}
+	now := c.now()
+	inserts := make([]*driver.JobInsert, len(params))
+	for i, p := range params {
+		ins, err := c.newInsert(p.Args, p.Options, now)
+		if err != nil {
+			if len(params) > 1 {
+				return nil, fmt.Errorf("enqueue job %d: %w", i, err)
+			}
+			return nil, err
+		}
+		inserts[i] = ins
+	}
+	results, err := exec.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: inserts})
+	if err != nil {
+		if len(params) == 1 {
+			return nil, fmt.Errorf("enqueue %s: %w", inserts[0].Topic, err)
+		}
+		return nil, fmt.Errorf("enqueue %d jobs: %w", len(params), err)
+	}
+	out := make([]EnqueueResult, len(results))
+	for i, r := range results {
+		out[i] = EnqueueResult{Job: r.Job, Duplicate: r.Duplicate}
+	}
+	c.wakeFor(inserts, now, committed)
+	return out, nil
+}
+
+// newInsert validates one job and builds its insert.
+func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Time) (*driver.JobInsert, error) {
+	if args == nil {
+		return nil, fmt.Errorf("enqueue: %w: args are nil", ErrInvalidArgs)
+	}
+	topic := args.Topic()
+	if topic == "" {
+		return nil, fmt.Errorf("enqueue %T: %w", args, ErrEmptyTopic)
+	}
+	if opts == nil {
+		opts = &EnqueueOptions{}
+	}
+	queue := orDefault(opts.Queue, QueueDefault)
+	if _, ok := c.cfg.Queues[queue]; !ok {
+		return nil, fmt.Errorf("enqueue %s: %w: %q is not in Config.Queues", topic, ErrUnknownQueue, queue)
+	}
+	maxRetries, err := c.maxRetries(topic, opts.MaxRetries)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
+	payload, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: err})
+	}
+	if len(payload) > c.cfg.MaxPayloadBytes {
+		return nil, fmt.Errorf("enqueue %s: %w: %d bytes, limit %d", topic, ErrPayloadTooLarge, len(payload), c.cfg.MaxPayloadBytes)
+	}
+	runAt := now
+	if !opts.RunAt.IsZero() {
+		runAt = opts.RunAt.UTC().Truncate(time.Microsecond)
+	}
+	if opts.Priority < minPriority || opts.Priority > maxPriority {
+		return nil, fmt.Errorf("enqueue %s: %w", topic,
+			&OptionsError{Field: "Priority", Reason: fmt.Sprintf("must be between %d and %d", minPriority, maxPriority)})
+	}
+	return &driver.JobInsert{
+		ID:         c.cfg.NewJobID(),
+		Topic:      topic,
+		Queue:      queue,
+		Priority:   opts.Priority,
+		Payload:    payload,
+		MaxRetries: maxRetries,
+		RunAt:      runAt,
+		CreatedAt:  now,
+		UniqueKey:  opts.UniqueKey,
+	}, nil
+}
+
+// Priorities are stored as 16-bit integers.
+const (
+	minPriority = -32768
+	maxPriority = 32767
+)
+
+// maxRetries resolves a job's retries from its options, its worker (if this
+// client has it) and the Config.
+func (c *Client[TTx]) maxRetries(topic string, opt int) (int, error) {
+	switch {
+	case opt > 0:
+		return opt, nil
+	case opt == NoRetries:
+		return 0, nil
+	case opt < 0:
+		return 0, &OptionsError{Field: "MaxRetries", Reason: "must be >= 0, or NoRetries"}
+	}
+	if unit, ok := c.cfg.Workers.units[topic]; ok && unit.maxRetries >= NoRetries {
+		return retries(unit.maxRetries), nil
+	}
+	return retries(c.cfg.MaxRetries), nil
+}
+
+// wakeFor wakes this client's fetchers for newly enqueued jobs: at once for
+// jobs due now, at their RunAt for delayed ones.
+func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, committed bool) {
+	r := c.run.Load()
+	if r == nil {
+		return
+	}
+	for _, ins := range inserts {
+		if ins.RunAt.After(now) {
+			r.wakeAt(ins.Queue, ins.RunAt)
+		} else {
+			r.wake(ins.Queue, committed)
+		}
+	}
+}
+
+func topicOf(args JobArgs) string {
+	if args == nil {
+		return "<nil>"
+	}
+	return args.Topic()
+}

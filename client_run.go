@@ -1,0 +1,225 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/completer"
+	"github.com/sluicehq/sluice/internal/fetcher"
+	"github.com/sluicehq/sluice/internal/lease"
+)
+
+// stopGrace is how long, after a job's context is cancelled, the client
+// waits for its worker to return before giving up on it.
+const stopGrace = 500 * time.Millisecond
+
+// errStopping is the cause of a job context cancelled by Stop.
+var errStopping = errors.New("sluice: client stopping")
+
+// run is one Start-to-Stop run of a client.
+type run struct {
+	lockedBy  string
+	fetchers  map[string]*fetcher.Fetcher
+	completer *completer.Completer
+
+	// fetchCtx ends when fetching stops; maintCtx when heartbeat and rescue
+	// stop; jobsCtx is the parent of every job context and ends when Stop
+	// gives up waiting for running jobs.
+	fetchCtx    context.Context
+	stopFetch   context.CancelFunc
+	maintCtx    context.Context
+	stopMaint   context.CancelFunc
+	jobsCtx     context.Context
+	cancelJobs  context.CancelCauseFunc
+	stopListen  func()
+	fetchWG     sync.WaitGroup
+	maintWG     sync.WaitGroup
+	jobsWG      sync.WaitGroup
+	stopOnce    sync.Once
+	stopped     chan struct{}
+	stopErr     error
+	cancelFirst bool
+}
+
+func (r *run) wake(queue string, committed bool) {
+	if f := r.fetchers[queue]; f != nil {
+		f.Wake(committed)
+	}
+}
+
+func (r *run) wakeAt(queue string, at time.Time) {
+	if f := r.fetchers[queue]; f != nil {
+		f.WakeAt(at)
+	}
+}
+
+func (r *run) running() bool {
+	for _, f := range r.fetchers {
+		if f.Running() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Start starts working jobs: one claim loop per queue with workers, a
+// heartbeat that keeps running jobs' leases, and a rescuer that takes back
+// jobs of clients that are gone. ctx bounds start-up only and its values
+// reach job contexts; cancelling it later does not stop the client: Stop
+// does. It returns ErrNoWorkers for an insert-only client and
+// ErrAlreadyStarted if running.
+func (c *Client[TTx]) Start(ctx context.Context) error {
+	if len(c.topics) == 0 {
+		return fmt.Errorf("start: %w", ErrNoWorkers)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run.Load() != nil {
+		return fmt.Errorf("start: %w", ErrAlreadyStarted)
+	}
+	r := c.newRun(ctx)
+	if n, ok := c.driver.(driver.Notifier); ok {
+		stop, err := n.Listen(r.maintCtx, func(note driver.Notification) { r.wake(note.Queue, note.Committed) })
+		if err != nil {
+			c.cfg.Logger.Warn("sluice: cannot listen for new jobs; polling only", "error", err)
+		} else {
+			r.stopListen = stop
+		}
+	}
+	for _, f := range r.fetchers {
+		r.fetchWG.Go(func() { f.Run(r.fetchCtx) })
+	}
+	r.maintWG.Go(func() {
+		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
+			c.cfg.Clock, c.cfg.Logger, r.running)
+	})
+	r.maintWG.Go(func() {
+		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
+			func(queue string) { r.wake(queue, true) })
+	})
+	c.run.Store(r)
+	c.cfg.Logger.Debug("sluice: client started", "client_id", r.lockedBy, "topics", c.topics)
+	return nil
+}
+
+func (c *Client[TTx]) newRun(ctx context.Context) *run {
+	base := context.WithoutCancel(ctx)
+	r := &run{
+		lockedBy: c.cfg.ClientID + "/" + randomSuffix(),
+		fetchers: make(map[string]*fetcher.Fetcher),
+		stopped:  make(chan struct{}),
+	}
+	r.fetchCtx, r.stopFetch = context.WithCancel(base)
+	r.maintCtx, r.stopMaint = context.WithCancel(base)
+	r.jobsCtx, r.cancelJobs = context.WithCancelCause(base)
+	capacity := 0
+	for name, q := range c.cfg.Queues {
+		if q.MaxWorkers == 0 {
+			continue
+		}
+		capacity += q.MaxWorkers
+		var f *fetcher.Fetcher
+		f = fetcher.New(fetcher.Config{
+			Exec:          c.exec,
+			ClientID:      r.lockedBy,
+			Queue:         name,
+			Topics:        c.topics,
+			MaxWorkers:    q.MaxWorkers,
+			PollInterval:  c.cfg.PollInterval,
+			LeaseDuration: c.cfg.LeaseDuration,
+			Clock:         func() time.Time { return c.now() },
+			Logger:        c.cfg.Logger,
+			Start: func(row *driver.JobRow) {
+				r.jobsWG.Go(func() { c.execute(r, f, row) })
+			},
+		})
+		r.fetchers[name] = f
+	}
+	r.completer = completer.New(c.exec, c.cfg.Logger, 2*capacity+16)
+	return r
+}
+
+// Stop stops the client gracefully, in the manner of http.Server.Shutdown:
+// it stops claiming jobs, then waits for running jobs to finish. If ctx ends
+// first, it cancels the running jobs' contexts, waits briefly for their
+// workers to return, and hands every unfinished job back as pending at once,
+// so that it runs again without waiting for its lease to expire; it then
+// returns ctx's error. Finished jobs are recorded before Stop returns, and
+// no goroutine of the client outlives it (a worker that ignores its
+// context's cancellation is the one exception). Stop is idempotent, safe to
+// call concurrently, and a no-op on a client that was never started.
+func (c *Client[TTx]) Stop(ctx context.Context) error {
+	return c.stop(ctx, false)
+}
+
+// StopAndCancel stops the client as Stop does, but cancels running jobs'
+// contexts at once instead of waiting for them to finish.
+func (c *Client[TTx]) StopAndCancel(ctx context.Context) error {
+	return c.stop(ctx, true)
+}
+
+func (c *Client[TTx]) stop(ctx context.Context, cancelFirst bool) error {
+	r := c.run.Load()
+	if r == nil {
+		return nil
+	}
+	r.stopOnce.Do(func() {
+		go func() {
+			r.stopErr = c.shutdown(ctx, r, cancelFirst)
+			c.mu.Lock()
+			c.run.CompareAndSwap(r, nil)
+			c.mu.Unlock()
+			close(r.stopped)
+		}()
+	})
+	if cancelFirst {
+		r.cancelJobs(errStopping)
+	}
+	select {
+	case <-r.stopped:
+		return r.stopErr
+	case <-ctx.Done():
+		// Another Stop is in charge; it hands jobs back on its own deadline.
+		r.cancelJobs(errStopping)
+		<-r.stopped
+		return ctx.Err()
+	}
+}
+
+func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) error {
+	r.stopFetch()
+	r.fetchWG.Wait()
+	if cancelFirst {
+		r.cancelJobs(errStopping)
+	}
+	jobsDone := make(chan struct{})
+	go func() { r.jobsWG.Wait(); close(jobsDone) }()
+	var err error
+	select {
+	case <-jobsDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+		r.cancelJobs(errStopping)
+		<-jobsDone
+	}
+	// Record what finished, allowing the database a little time even if
+	// ctx has ended.
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	r.completer.Stop(flushCtx)
+	cancel()
+	if r.stopListen != nil {
+		r.stopListen()
+	}
+	r.stopMaint()
+	r.maintWG.Wait()
+	r.cancelJobs(errStopping)
+	c.cfg.Logger.Debug("sluice: client stopped", "client_id", r.lockedBy)
+	return err
+}

@@ -1,0 +1,198 @@
+package sluice
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Defaults of Config, from the original design.
+const (
+	// DefaultMaxWorkers is the number of workers of the default queue.
+	DefaultMaxWorkers = 10
+	// DefaultPollInterval is how often a client looks for due jobs when
+	// nothing wakes it sooner.
+	DefaultPollInterval = time.Second
+	// DefaultJobTimeout is how long a job may run.
+	DefaultJobTimeout = 10 * time.Minute
+	// DefaultMaxRetries is how many times a failed job is retried.
+	DefaultMaxRetries = 3
+	// DefaultMaxPayloadBytes is the largest JSON payload accepted: 1 MiB.
+	DefaultMaxPayloadBytes = 1 << 20
+	// DefaultLeaseDuration is how long a claim lasts without a heartbeat.
+	DefaultLeaseDuration = 30 * time.Second
+)
+
+// Config configures a Client. The zero value (or nil) is a valid
+// insert-only configuration; each field's doc gives its default.
+type Config struct {
+	// Workers are the workers this client runs. Nil or empty makes an
+	// insert-only client: it can enqueue, Ack and Nack, but not Start.
+	Workers *Workers
+
+	// Queues are the queues this client knows, by name, each with how many
+	// of its jobs the client works at once. A client claims jobs only from
+	// queues with MaxWorkers >= 1, and only jobs whose topics it has workers
+	// for. Jobs may be enqueued only into the queues named here. Default:
+	// QueueDefault with DefaultMaxWorkers (10) workers.
+	Queues map[string]QueueConfig
+
+	// PollInterval is how often each queue is checked for due jobs when
+	// no wake-up comes sooner. Enqueues through this process wake the
+	// client at once. Default 1 s.
+	PollInterval time.Duration
+
+	// JobTimeout is how long a job may run before its context is cancelled;
+	// a worker's Timeout overrides it. Negative means no timeout. Default
+	// 10 minutes.
+	JobTimeout time.Duration
+
+	// MaxRetries is how many times a job is retried after its first attempt
+	// fails, unless its options or its worker say otherwise. NoRetries means
+	// never; 0 means the default, 3.
+	MaxRetries int
+
+	// RetryPolicy schedules retries, unless a worker has its own. Default
+	// SquareRetryPolicy: 1, 4, 9 … minutes.
+	RetryPolicy RetryPolicy
+
+	// MaxPayloadBytes is the largest JSON payload a job may have. Default
+	// 1 MiB.
+	MaxPayloadBytes int
+
+	// LeaseDuration is how long a claim lasts: a job whose client neither
+	// finishes it nor extends its lease within this time is taken back by
+	// any running client and run again. Running jobs' leases are extended
+	// every HeartbeatInterval, so a long job is never taken over while its
+	// client is alive. Default 30 s: a crashed client's jobs run again
+	// within about a minute.
+	LeaseDuration time.Duration
+
+	// HeartbeatInterval is how often the leases of running jobs are
+	// extended; it must be shorter than LeaseDuration. Default a third of
+	// LeaseDuration.
+	HeartbeatInterval time.Duration
+
+	// RescueInterval is how often the client looks for expired leases.
+	// Default half of LeaseDuration.
+	RescueInterval time.Duration
+
+	// ClientID names this client in the jobs it holds (their LockedBy,
+	// followed by a random suffix per Start). Default host name and
+	// process ID.
+	ClientID string
+
+	// Logger receives the client's logs. Default slog.Default().
+	Logger *slog.Logger
+
+	// Clock returns the current time; every time the client stores comes
+	// from it. Default time.Now.
+	Clock func() time.Time
+
+	// NewJobID returns a new job ID, which must be a UUID in text form.
+	// Default: a random UUID version 7, so IDs sort by creation time.
+	NewJobID func() string
+
+	// SkipMigrations, when true, makes NewClient leave the schema alone; the
+	// database must then be migrated beforehand. Default false: NewClient
+	// brings the schema up to date.
+	SkipMigrations bool
+}
+
+var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// withDefaults returns a copy of c with defaults filled in, or a
+// *ConfigError naming the first invalid field.
+func (c *Config) withDefaults() (*Config, error) {
+	var cfg Config
+	if c != nil {
+		cfg = *c
+	}
+	if cfg.Workers == nil {
+		cfg.Workers = NewWorkers()
+	}
+	if cfg.Queues == nil {
+		cfg.Queues = map[string]QueueConfig{QueueDefault: {MaxWorkers: DefaultMaxWorkers}}
+	}
+	for name, q := range cfg.Queues {
+		if !queueNameRE.MatchString(name) {
+			return nil, &ConfigError{Field: fmt.Sprintf("Queues[%q]", name),
+				Reason: "queue names are 1 to 128 letters, digits, or _ . : -"}
+		}
+		if q.MaxWorkers < 0 {
+			return nil, &ConfigError{Field: fmt.Sprintf("Queues[%q].MaxWorkers", name), Reason: "must not be negative"}
+		}
+	}
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"PollInterval", &cfg.PollInterval, DefaultPollInterval},
+		{"LeaseDuration", &cfg.LeaseDuration, DefaultLeaseDuration},
+	}
+	for _, d := range durations {
+		if *d.v < 0 {
+			return nil, &ConfigError{Field: d.name, Reason: "must not be negative"}
+		}
+		*d.v = orDefault(*d.v, d.def)
+	}
+	if cfg.HeartbeatInterval < 0 || cfg.HeartbeatInterval >= cfg.LeaseDuration && cfg.HeartbeatInterval != 0 {
+		return nil, &ConfigError{Field: "HeartbeatInterval", Reason: "must be positive and shorter than LeaseDuration"}
+	}
+	cfg.HeartbeatInterval = orDefault(cfg.HeartbeatInterval, cfg.LeaseDuration/3)
+	if cfg.RescueInterval < 0 {
+		return nil, &ConfigError{Field: "RescueInterval", Reason: "must not be negative"}
+	}
+	cfg.RescueInterval = orDefault(cfg.RescueInterval, cfg.LeaseDuration/2)
+	cfg.JobTimeout = orDefault(cfg.JobTimeout, DefaultJobTimeout)
+	if cfg.MaxRetries < NoRetries {
+		return nil, &ConfigError{Field: "MaxRetries", Reason: "must be >= 0, or NoRetries"}
+	}
+	cfg.MaxRetries = orDefault(cfg.MaxRetries, DefaultMaxRetries)
+	if cfg.MaxPayloadBytes < 0 {
+		return nil, &ConfigError{Field: "MaxPayloadBytes", Reason: "must not be negative"}
+	}
+	cfg.MaxPayloadBytes = orDefault(cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	if cfg.RetryPolicy == nil {
+		cfg.RetryPolicy = SquareRetryPolicy{}
+	}
+	if cfg.ClientID == "" {
+		host, _ := os.Hostname()
+		cfg.ClientID = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.NewJobID == nil {
+		cfg.NewJobID = newUUIDv7
+	}
+	return &cfg, nil
+}
+
+// retries resolves a stored max-retries value: NoRetries becomes 0.
+func retries(n int) int { return max(n, 0) }
+
+func newUUIDv7() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// randomSuffix returns a short random hex string.
+func randomSuffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

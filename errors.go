@@ -1,0 +1,161 @@
+package sluice
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Sentinel errors. Each is returned wrapped with the operation that failed;
+// test for them with errors.Is.
+var (
+	// ErrLeaseLost is returned by Ack and Nack when the client no longer
+	// holds the job: its lease expired and it was taken back, it was
+	// cancelled or deleted, or it was already finalized. Nothing was
+	// changed; the caller should roll back its transaction.
+	ErrLeaseLost = errors.New("sluice: job lease lost")
+
+	// ErrPayloadTooLarge is returned when a job's JSON arguments exceed
+	// Config.MaxPayloadBytes. Nothing is written.
+	ErrPayloadTooLarge = errors.New("sluice: payload too large")
+
+	// ErrEmptyTopic is returned when a job's Topic() is empty.
+	ErrEmptyTopic = errors.New("sluice: empty topic")
+
+	// ErrUnknownQueue is returned when a job is enqueued into a queue the
+	// client's Config.Queues does not name.
+	ErrUnknownQueue = errors.New("sluice: unknown queue")
+
+	// ErrNilTx is returned by the Tx methods when given a nil transaction.
+	ErrNilTx = errors.New("sluice: nil transaction")
+
+	// ErrInvalidArgs is returned when job arguments cannot be encoded as
+	// JSON. The error is an *ArgsError.
+	ErrInvalidArgs = errors.New("sluice: invalid job args")
+
+	// ErrInvalidOptions is returned for enqueue options out of range. The
+	// error is an *OptionsError.
+	ErrInvalidOptions = errors.New("sluice: invalid enqueue options")
+
+	// ErrInvalidConfig is returned by NewClient for an invalid Config. The
+	// error is a *ConfigError.
+	ErrInvalidConfig = errors.New("sluice: invalid config")
+
+	// ErrNotFound is returned when no job has the given ID.
+	ErrNotFound = driver.ErrNotFound
+
+	// ErrNoWorkers is returned by Start when the client has no workers: an
+	// insert-only client enqueues but is never started.
+	ErrNoWorkers = errors.New("sluice: no workers registered")
+
+	// ErrAlreadyStarted is returned by Start on a running client.
+	ErrAlreadyStarted = errors.New("sluice: client already started")
+
+	// ErrDuplicateWorker is returned by AddWorkerSafely when a worker for
+	// the same topic is already registered.
+	ErrDuplicateWorker = errors.New("sluice: duplicate worker")
+)
+
+// ConfigError names the Config field NewClient rejected and why.
+type ConfigError struct {
+	// Field is the name of the rejected field, e.g. "Queues[mail].MaxWorkers".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("sluice: invalid config: %s: %s", e.Field, e.Reason)
+}
+
+// Is makes a ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// OptionsError names the EnqueueOptions field that was rejected and why.
+type OptionsError struct {
+	// Field is the name of the rejected field, e.g. "MaxRetries".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *OptionsError) Error() string {
+	return fmt.Sprintf("sluice: invalid enqueue options: %s: %s", e.Field, e.Reason)
+}
+
+// Is makes an OptionsError match ErrInvalidOptions.
+func (e *OptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+
+// ArgsError is returned when a job's arguments cannot be encoded as JSON.
+type ArgsError struct {
+	// Topic is the topic of the job whose arguments failed.
+	Topic string
+	// Err is the encoder's error.
+	Err error
+}
+
+// Error implements error.
+func (e *ArgsError) Error() string {
+	return fmt.Sprintf("sluice: invalid job args for %q: %v", e.Topic, e.Err)
+}
+
+// Unwrap returns the encoder's error.
+func (e *ArgsError) Unwrap() error { return e.Err }
+
+// Is makes an ArgsError match ErrInvalidArgs.
+func (e *ArgsError) Is(target error) bool { return target == ErrInvalidArgs }
+
+// SnoozeError is returned by Snooze. A worker returns it to run its job
+// again after Delay without spending a retry.
+type SnoozeError struct {
+	// Delay is how long to wait before the job runs again.
+	Delay time.Duration
+}
+
+// Error implements error.
+func (e *SnoozeError) Error() string { return fmt.Sprintf("sluice: job snoozed for %s", e.Delay) }
+
+// Snooze tells the client to run the job again after d, without counting
+// the attempt against its retries. A worker returns it from Work, or passes
+// it to Nack. A negative d is treated as zero.
+func Snooze(d time.Duration) error {
+	return &SnoozeError{Delay: max(d, 0)}
+}
+
+// CancelError is returned by Cancel. A worker returns it to end its job as
+// cancelled, without retries.
+type CancelError struct {
+	// Err is the reason, recorded as the attempt's error; it may be nil.
+	Err error
+}
+
+// Error implements error.
+func (e *CancelError) Error() string {
+	if e.Err == nil {
+		return "sluice: job cancelled"
+	}
+	return "sluice: job cancelled: " + e.Err.Error()
+}
+
+// Unwrap returns the reason.
+func (e *CancelError) Unwrap() error { return e.Err }
+
+// Cancel tells the client to end the job as cancelled and never retry it.
+// err, which may be nil, is recorded as the attempt's error. A worker returns
+// it from Work, or passes it to Nack.
+func Cancel(err error) error { return &CancelError{Err: err} }
+
+// PanicError is the error recorded for a worker that panicked.
+type PanicError struct {
+	// Value is what the worker panicked with.
+	Value any
+	// Stack is the goroutine's stack at the panic.
+	Stack string
+}
+
+// Error implements error.
+func (e *PanicError) Error() string { return fmt.Sprintf("sluice: worker panicked: %v", e.Value) }

@@ -1,0 +1,85 @@
+// Package lease keeps the leases of running jobs alive (heartbeat) and takes
+// back the jobs of clients that are gone (rescue).
+package lease
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Heartbeat extends the leases of every job processing under clientID, once
+// per interval while active reports running jobs, until ctx ends.
+func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, interval, lease time.Duration,
+	clock func() time.Time, logger *slog.Logger, active func() bool,
+) {
+	every(ctx, interval, false, func() {
+		if !active() {
+			return
+		}
+		_, err := exec.JobHeartbeat(ctx, &driver.JobHeartbeatParams{
+			ClientID:    clientID,
+			LockedUntil: clock().Add(lease),
+		})
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("sluice: heartbeat failed; leases may expire", "error", err)
+		}
+	})
+}
+
+// rescueLimit is the most jobs rescued in one call; more wait for the next
+// round, which follows at once.
+const rescueLimit = 1000
+
+// Rescue takes back jobs whose leases expired, at once and then once per
+// interval until ctx ends, and calls rescued with the queues of the jobs it made pending.
+func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
+	clock func() time.Time, logger *slog.Logger, rescued func(queue string),
+) {
+	every(ctx, interval, true, func() {
+		for ctx.Err() == nil {
+			now := clock()
+			rows, err := exec.JobRescue(ctx, &driver.JobRescueParams{
+				Now:   now,
+				Error: driver.AttemptError{At: now, Error: "lease expired"},
+				Limit: rescueLimit,
+			})
+			if err != nil {
+				if ctx.Err() == nil {
+					logger.Warn("sluice: rescuing expired jobs failed", "error", err)
+				}
+				return
+			}
+			for _, row := range rows {
+				logger.Info("sluice: rescued job whose lease expired",
+					"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt, "status", row.Status)
+				if row.Status == driver.StatusPending {
+					rescued(row.Queue)
+				}
+			}
+			if len(rows) < rescueLimit {
+				return
+			}
+		}
+	})
+}
+
+// every calls fn once per interval until ctx ends, and once at the start
+// if immediate.
+func every(ctx context.Context, interval time.Duration, immediate bool, fn func()) {
+	if immediate {
+		fn()
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			fn()
+		}
+	}
+}

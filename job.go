@@ -1,0 +1,100 @@
+package sluice
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// JobArgs are a job's arguments. They are stored as JSON, so the type must
+// encode and decode with encoding/json. Topic names the job's type and
+// selects its worker; it must be a constant of the type, valid on the zero
+// value.
+type JobArgs interface {
+	Topic() string
+}
+
+// JobRow is a job as it is stored: everything but its typed arguments.
+type JobRow = driver.JobRow
+
+// JobStatus is where a job is in its life.
+type JobStatus = driver.JobStatus
+
+// AttemptError is the recorded error of one failed attempt.
+type AttemptError = driver.AttemptError
+
+// The statuses a job can have: pending, then processing, then completed,
+// failed (retries used up: the dead letter) or cancelled. A job waiting to be
+// retried is pending with a later RunAt.
+const (
+	StatusPending    = driver.StatusPending
+	StatusProcessing = driver.StatusProcessing
+	StatusCompleted  = driver.StatusCompleted
+	StatusFailed     = driver.StatusFailed
+	StatusCancelled  = driver.StatusCancelled
+)
+
+// Job is a job handed to a Worker: its stored row and its decoded
+// arguments. Pass it to Client.Ack or Client.Nack to finish it inside a
+// transaction.
+type Job[T JobArgs] struct {
+	*JobRow
+	// Args are the job's decoded arguments.
+	Args T
+
+	run *jobRun
+}
+
+// jobHandle is implemented by *Job[T] for every T, so Ack and Nack accept any.
+func (j *Job[T]) handle() *jobRun { return j.run }
+
+// JobRef is a job handed to a worker, as accepted by Client.Ack and
+// Client.Nack: any *Job[T].
+type JobRef interface {
+	handle() *jobRun
+}
+
+// EnqueueOptions are per-job options. The zero value (or nil) enqueues a job
+// into the default queue, to run now, with priority 0 and the default number
+// of retries.
+type EnqueueOptions struct {
+	// RunAt is when the job may run; zero means now. A time in the future
+	// delays the job.
+	RunAt time.Time
+	// Queue is the queue to enqueue into; it must be one of
+	// Config.Queues. Empty means QueueDefault.
+	Queue string
+	// Priority orders jobs within a queue: smaller runs first. Default 0.
+	Priority int
+	// MaxRetries is how many times the job is retried after its first
+	// attempt fails. 0 means the worker's or the Config's default
+	// (3 unless changed); NoRetries means never retry. Other negative values
+	// are rejected.
+	MaxRetries int
+	// UniqueKey, when not empty, makes the job unique: while a pending or
+	// processing job with the same key exists, enqueueing returns that job
+	// with Duplicate set instead of a new one.
+	UniqueKey string
+}
+
+// NoRetries, as EnqueueOptions.MaxRetries or Config.MaxRetries, runs a job
+// at most once.
+const NoRetries = -1
+
+// EnqueueResult is the outcome of enqueueing one job.
+type EnqueueResult struct {
+	// Job is the enqueued job or, when Duplicate, the existing live job with
+	// the same unique key.
+	Job *JobRow
+	// Duplicate is true when nothing was enqueued because a live job with
+	// the same UniqueKey exists.
+	Duplicate bool
+}
+
+// EnqueueParams is one job of an EnqueueMany call.
+type EnqueueParams struct {
+	// Args are the job's arguments.
+	Args JobArgs
+	// Options are the job's options; nil means defaults.
+	Options *EnqueueOptions
+}
