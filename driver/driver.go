@@ -17,7 +17,10 @@
 // compares against arrives in the operation's params, computed by the client
 // from its (injectable) clock. Drivers store times with at least microsecond
 // precision, in a form that sorts correctly and can be served by an index, and
-// return them in UTC.
+// return every time in UTC, including those inside Errors.
+//
+// A time field that is unset (FinalizedAt before a job is final, say) is the
+// zero time; an empty Errors or Result is nil, never JSON null.
 //
 // # Fencing
 //
@@ -104,7 +107,8 @@ type Executor interface {
 	// equals the UniqueKey of a live (pending or processing) job is not
 	// inserted: its result carries the existing job with Duplicate set. Two
 	// jobs of the same call with the same UniqueKey behave as if inserted one
-	// after the other. Either every job is inserted or, on error, none.
+	// after the other. A job whose ID already exists is an error. Either
+	// every job is inserted or, on error, none.
 	JobInsertMany(ctx context.Context, params *JobInsertManyParams) ([]JobInsertResult, error)
 
 	// JobClaim claims up to Limit pending jobs of one queue whose RunAt is
@@ -124,7 +128,8 @@ type Executor interface {
 
 	// JobHeartbeat sets LockedUntil on every job that is processing with
 	// LockedBy equal to ClientID, in one statement, and returns how many it
-	// extended.
+	// extended. A lease that has passed but was not yet rescued is extended
+	// too: its holder is alive and nobody has taken the job.
 	JobHeartbeat(ctx context.Context, params *JobHeartbeatParams) (int, error)
 
 	// JobRescue takes back up to Limit jobs that are processing with a
@@ -138,8 +143,8 @@ type Executor interface {
 	// JobRelease hands claims back unfinished, for a client that is
 	// stopping: each job still processing under the claim (ID, Attempt,
 	// ClientID) becomes pending with RunAt set to Now, its Attempt
-	// decremented so the interrupted run spends no retry, and no error
-	// recorded. It returns how many it released.
+	// decremented so the interrupted run spends no retry, AttemptedAt kept,
+	// and no error recorded. It returns how many it released.
 	JobRelease(ctx context.Context, params *JobReleaseParams) (int, error)
 
 	// JobGet returns the job with the given ID, or an error matching
@@ -316,7 +321,8 @@ type JobFinalize struct {
 	// Result, when not nil, is stored as the job's Result (JSON).
 	Result []byte
 	// Snooze, when true (Status pending), gives the attempt back: Attempt is
-	// decremented so the snoozed run spends no retry.
+	// decremented so the snoozed run spends no retry. AttemptedAt keeps the
+	// time of the run that snoozed.
 	Snooze bool
 }
 

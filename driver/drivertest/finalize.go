@@ -1,0 +1,265 @@
+package drivertest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+func finalizeCases[TTx any]() []testCase[TTx] {
+	return []testCase[TTx]{
+		// Completed, failed and cancelled set FinalizedAt, clear the claim
+		// and ignore RunAt.
+		{name: "Final", twin: true, fn: testFinalizeFinal[TTx]},
+		// Pending (a retry) sets RunAt, clears the claim, keeps Attempt and
+		// ignores FinalizedAt; the next claim is the next attempt.
+		{name: "Retry", twin: true, fn: testFinalizeRetry[TTx]},
+		// A snooze gives the attempt back.
+		{name: "Snooze", twin: true, fn: testFinalizeSnooze[TTx]},
+		// Errors are appended oldest first, every field round-tripping.
+		{name: "Errors", twin: true, fn: testFinalizeErrors[TTx]},
+		// Only the newest MaxErrorsKept errors are kept.
+		{name: "ErrorsBounded", fn: testFinalizeErrorsBounded[TTx]},
+		// A Result is stored as JSON; without one the job has none.
+		{name: "Result", twin: true, fn: testFinalizeResult[TTx]},
+		// An item for another claim matches nothing and changes nothing.
+		{name: "Fencing", twin: true, fn: testFinalizeFencing[TTx]},
+		// The claim of a rescued job cannot be finalized, neither before
+		// nor after another client claims the job again.
+		{name: "FencingRescued", twin: true, fn: testFinalizeFencingRescued[TTx]},
+		// A batch reports, in order, which items matched.
+		{name: "Batch", twin: true, fn: testFinalizeBatch[TTx]},
+		// Finalizing in a transaction that rolls back leaves the claim.
+		{name: "Rollback", fn: testFinalizeRollback[TTx]},
+	}
+}
+
+// finalizeMode finalizes items through mode m and returns the flags.
+func finalizeMode[TTx any](h *harness[TTx], m mode, items ...*driver.JobFinalize) []bool {
+	h.t.Helper()
+	var matched []bool
+	h.via(m, func(ex driver.Executor) { matched = h.finalizeVia(ex, items...) })
+	return matched
+}
+
+func testFinalizeFinal[TTx any](h *harness[TTx], m mode) {
+	for _, status := range []driver.JobStatus{driver.StatusCompleted, driver.StatusFailed, driver.StatusCancelled} {
+		row := h.started(client1, nil)
+		item := ending(row, status, h.at(2*time.Second))
+		item.RunAt = h.at(99 * time.Hour) // ignored: the status is final
+		before := *item
+		matched := finalizeMode(h, m, item)
+		require.Equal(h.t, []bool{true}, matched, "finalize %s", status)
+		require.Equal(h.t, before, *item, "JobFinalize modified its params")
+		want := unlocked(row, status)
+		want.FinalizedAt = h.at(2 * time.Second)
+		h.requireStored(want)
+	}
+}
+
+func testFinalizeRetry[TTx any](h *harness[TTx], m mode) {
+	row := h.started(client1, nil)
+	e := &driver.AttemptError{Attempt: 1, At: h.at(3 * time.Second), Error: "boom"}
+	item := retrying(row, h.at(10*time.Minute), e)
+	item.FinalizedAt = h.at(time.Second) // ignored: the status is not final
+	require.Equal(h.t, []bool{true}, finalizeMode(h, m, item))
+
+	want := unlocked(row, driver.StatusPending)
+	want.RunAt = h.at(10 * time.Minute)
+	want.Errors = []driver.AttemptError{*e}
+	h.requireStored(want)
+
+	// Not due before its new RunAt; then claimed as attempt 2.
+	require.Empty(h.t, h.claimVia(h.exec(), claimParams(h.at(10*time.Minute-time.Microsecond), row.Topic)))
+	again := h.claimJob(want, client2, h.at(10*time.Minute), h.at(11*time.Minute))
+	requireRow(h.t, claimedRow(want, client2, h.at(10*time.Minute), h.at(11*time.Minute)), again)
+	require.Equal(h.t, 2, again.Attempt, "Attempt of the retry")
+}
+
+func testFinalizeSnooze[TTx any](h *harness[TTx], m mode) {
+	row := h.started(client1, nil)
+	item := retrying(row, h.at(5*time.Minute), nil)
+	item.Snooze = true
+	require.Equal(h.t, []bool{true}, finalizeMode(h, m, item))
+
+	want := unlocked(row, driver.StatusPending)
+	want.RunAt = h.at(5 * time.Minute)
+	want.Attempt = 0
+	h.requireStored(want)
+
+	again := h.claimJob(want, client1, h.at(5*time.Minute), h.at(6*time.Minute))
+	require.Equal(h.t, 1, again.Attempt, "Attempt after a snooze")
+}
+
+func testFinalizeErrors[TTx any](h *harness[TTx], m mode) {
+	row := h.started(client1, nil)
+	e1 := &driver.AttemptError{
+		Attempt: 1, At: h.at(time.Second + time.Microsecond).In(time.FixedZone("UTC+01:00", 3600)),
+		Error: "first: \"quoted\"\nsecond line \u2713",
+		Trace: "goroutine 7 [running]:\nmain.work(...)\n\t/src/main.go:42 +0x1d",
+	}
+	require.Equal(h.t, []bool{true}, finalizeMode(h, m, retrying(row, h.at(time.Minute), e1)))
+	row = h.claimJob(h.get(row.ID), client1, h.at(time.Minute), h.at(2*time.Minute))
+
+	e2 := &driver.AttemptError{Attempt: 2, At: h.at(time.Minute + time.Second), Error: "second"}
+	item := ending(row, driver.StatusFailed, h.at(time.Minute+2*time.Second))
+	item.Error = e2
+	require.Equal(h.t, []bool{true}, finalizeMode(h, m, item))
+
+	want := unlocked(row, driver.StatusFailed)
+	want.FinalizedAt = item.FinalizedAt
+	want.Errors = []driver.AttemptError{*e1, *e2}
+	h.requireStored(want)
+}
+
+func testFinalizeErrorsBounded[TTx any](h *harness[TTx], _ mode) {
+	const runs = driver.MaxErrorsKept + 5
+	j := h.newJob()
+	j.MaxRetries = 2 * runs
+	row := h.started(client1, j)
+	var all []driver.AttemptError
+	for i := 1; i <= runs; i++ {
+		require.Equal(h.t, i, row.Attempt, "attempt")
+		at := h.at(time.Duration(i) * time.Minute)
+		e := driver.AttemptError{Attempt: i, At: at, Error: fmt.Sprintf("error %d", i)}
+		all = append(all, e)
+		h.finalize(retrying(row, at, &e))
+		if i < runs {
+			row = h.claimJob(h.get(row.ID), client1, at, at.Add(time.Minute))
+		}
+	}
+	got := h.get(row.ID)
+	requireErrors(h.t, all[runs-driver.MaxErrorsKept:], got.Errors, "Errors")
+	require.Equal(h.t, runs-driver.MaxErrorsKept+1, got.Errors[0].Attempt, "oldest error kept")
+}
+
+func testFinalizeResult[TTx any](h *harness[TTx], m mode) {
+	with, without := h.started(client1, nil), h.started(client1, nil)
+	item := ending(with, driver.StatusCompleted, h.at(time.Second))
+	item.Result = []byte(`{"sent": 3, "ids": ["x", "y"], "note": "d\u00e9j\u00e0"}`)
+	require.Equal(h.t, []bool{true, true}, finalizeMode(h, m, item, ending(without, driver.StatusCompleted, h.at(time.Second))))
+
+	want := unlocked(with, driver.StatusCompleted)
+	want.FinalizedAt = h.at(time.Second)
+	want.Result = item.Result
+	h.requireStored(want)
+	want = unlocked(without, driver.StatusCompleted)
+	want.FinalizedAt = h.at(time.Second)
+	h.requireStored(want)
+}
+
+// mismatches returns items that name a claim other than row's, each with an
+// error and a result that must not be stored.
+func mismatches(row *driver.JobRow, at time.Time) []*driver.JobFinalize {
+	var items []*driver.JobFinalize
+	for _, claim := range []struct {
+		id       string
+		attempt  int
+		lockedBy string
+	}{
+		{row.ID, row.Attempt + 1, row.LockedBy},
+		{row.ID, row.Attempt - 1, row.LockedBy},
+		{row.ID, row.Attempt, row.LockedBy + "-other"},
+		{row.ID, row.Attempt, ""},
+		{newID(), row.Attempt, row.LockedBy},
+	} {
+		item := ending(row, driver.StatusCompleted, at)
+		item.ID, item.Attempt, item.LockedBy = claim.id, claim.attempt, claim.lockedBy
+		item.Error = &driver.AttemptError{Attempt: claim.attempt, At: at, Error: "fenced"}
+		item.Result = []byte(`{"fenced": true}`)
+		items = append(items, item)
+	}
+	return items
+}
+
+func testFinalizeFencing[TTx any](h *harness[TTx], m mode) {
+	row := h.started(client1, nil)
+	for i, item := range mismatches(row, h.at(time.Second)) {
+		require.Equal(h.t, []bool{false}, finalizeMode(h, m, item), "mismatched item %d", i)
+		h.requireStored(row)
+	}
+
+	// A claim that has already ended cannot end again.
+	h.finalize(ending(row, driver.StatusCompleted, h.at(2*time.Second)))
+	done := unlocked(row, driver.StatusCompleted)
+	done.FinalizedAt = h.at(2 * time.Second)
+	for _, status := range []driver.JobStatus{driver.StatusFailed, driver.StatusPending, driver.StatusCompleted} {
+		item := ending(row, status, h.at(3*time.Second))
+		item.RunAt = h.at(time.Hour)
+		item.Error = &driver.AttemptError{Attempt: row.Attempt, At: h.at(3 * time.Second), Error: "late"}
+		require.Equal(h.t, []bool{false}, finalizeMode(h, m, item), "finalize a completed job as %s", status)
+		h.requireStored(done)
+	}
+}
+
+func testFinalizeFencingRescued[TTx any](h *harness[TTx], m mode) {
+	row := h.started(client1, nil)
+	rescueErr := driver.AttemptError{At: h.at(2 * time.Minute), Error: "lease expired"}
+	rescued := h.rescueVia(h.exec(), &driver.JobRescueParams{Now: h.at(2 * time.Minute), Error: rescueErr, Limit: 10})
+	require.Equal(h.t, []string{row.ID}, ids(rescued), "rescued")
+	pending := h.get(row.ID)
+	require.Equal(h.t, driver.StatusPending, pending.Status, "rescued job")
+
+	late := ending(row, driver.StatusCompleted, h.at(3*time.Minute))
+	require.Equal(h.t, []bool{false}, finalizeMode(h, m, late), "finalize a rescued claim")
+	h.requireStored(pending)
+
+	again := h.claimJob(pending, client2, h.at(3*time.Minute), h.at(4*time.Minute))
+	require.Equal(h.t, 2, again.Attempt, "Attempt of the new claim")
+	stale := []*driver.JobFinalize{
+		late,
+		ending(&driver.JobRow{ID: row.ID, Attempt: 2, LockedBy: client1}, driver.StatusCompleted, h.at(5*time.Minute)),
+		ending(&driver.JobRow{ID: row.ID, Attempt: 1, LockedBy: client2}, driver.StatusCompleted, h.at(5*time.Minute)),
+	}
+	for i, item := range stale {
+		require.Equal(h.t, []bool{false}, finalizeMode(h, m, item), "stale item %d", i)
+		h.requireStored(again)
+	}
+	require.Equal(h.t, []bool{true}, finalizeMode(h, m, ending(again, driver.StatusCompleted, h.at(5*time.Minute))))
+}
+
+func testFinalizeBatch[TTx any](h *harness[TTx], m mode) {
+	a, b, c := h.started(client1, nil), h.started(client1, nil), h.started(client1, nil)
+	d := h.started(client2, nil)
+	wrongAttempt := ending(b, driver.StatusCompleted, h.at(time.Second))
+	wrongAttempt.Attempt = 2
+	wrongClient := ending(d, driver.StatusCompleted, h.at(time.Second))
+	wrongClient.LockedBy = client1
+	unknown := ending(a, driver.StatusCompleted, h.at(time.Second))
+	unknown.ID = newID()
+
+	matched := finalizeMode(h, m,
+		ending(a, driver.StatusCompleted, h.at(time.Second)),
+		wrongAttempt,
+		retrying(c, h.at(time.Hour), nil),
+		unknown,
+		wrongClient,
+	)
+	require.Equal(h.t, []bool{true, false, true, false, false}, matched)
+
+	wantA := unlocked(a, driver.StatusCompleted)
+	wantA.FinalizedAt = h.at(time.Second)
+	h.requireStored(wantA)
+	h.requireStored(b)
+	wantC := unlocked(c, driver.StatusPending)
+	wantC.RunAt = h.at(time.Hour)
+	h.requireStored(wantC)
+	h.requireStored(d)
+	h.requireNotFound(unknown.ID)
+}
+
+func testFinalizeRollback[TTx any](h *harness[TTx], _ mode) {
+	row := h.started(client1, nil)
+	item := ending(row, driver.StatusCompleted, h.at(time.Second))
+	item.Error = &driver.AttemptError{Attempt: 1, At: h.at(time.Second), Error: "rolled back"}
+	item.Result = []byte(`{"rolled": "back"}`)
+	h.inTx(false, func(ex driver.Executor) {
+		require.Equal(h.t, []bool{true}, h.finalizeVia(ex, item))
+		require.Equal(h.t, driver.StatusCompleted, h.getVia(ex, row.ID).Status, "finalized in the transaction")
+	})
+	h.requireStored(row)
+	h.finalize(item)
+}
