@@ -1,0 +1,160 @@
+package sqlitedriver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// JobClaim claims jobs with one UPDATE ... RETURNING whose subquery walks the
+// partial index of pending jobs in claim order. Through the driver's handle
+// it runs in a transaction of its own, so a cancelled context never leaves
+// jobs claimed that the caller did not receive.
+func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
+	const op = "claim"
+	switch {
+	case p == nil:
+		return nil, errors.New("sqlitedriver: claim: nil params")
+	case p.Limit < 1:
+		return nil, fmt.Errorf("sqlitedriver: claim: limit %d is less than 1", p.Limit)
+	case len(p.Topics) == 0:
+		return nil, errors.New("sqlitedriver: claim: no topics")
+	}
+	topics, err := json.Marshal(p.Topics)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
+	}
+	var jobs []*driver.JobRow
+	err = e.writeTx(ctx, op, []string{e.d.q.claim}, func(r runner) error {
+		rows, err := r.query(ctx, e.d.q.claim, p.ClientID, micros(p.LockedUntil),
+			micros(p.Now), p.Queue, string(topics), p.Limit)
+		if err != nil {
+			return err
+		}
+		jobs, err = scanRows(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING yields rows in no particular order.
+	slices.SortFunc(jobs, func(a, b *driver.JobRow) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
+	})
+	return jobs, nil
+}
+
+// JobHeartbeat extends the leases of a client's jobs with one UPDATE served
+// by the partial index of processing jobs by holder.
+func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) (int, error) {
+	if p == nil {
+		return 0, errors.New("sqlitedriver: heartbeat: nil params")
+	}
+	var n int64
+	err := e.write(ctx, "heartbeat", func(r runner) error {
+		res, err := r.exec(ctx, e.d.q.heartbeat, micros(p.LockedUntil), p.ClientID)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// JobRescue takes back expired leases with one UPDATE ... RETURNING, oldest
+// lease first. The jobs are returned sorted by ID.
+func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]*driver.JobRow, error) {
+	const op = "rescue"
+	switch {
+	case p == nil:
+		return nil, errors.New("sqlitedriver: rescue: nil params")
+	case p.Limit < 1:
+		return nil, fmt.Errorf("sqlitedriver: rescue: limit %d is less than 1", p.Limit)
+	}
+	ae := p.Error
+	ae.Attempt = 0 // the job's own attempt is set in SQL
+	ae.At = stored(ae.At)
+	errJSON, err := json.Marshal(ae)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: rescue: %w", err)
+	}
+	var jobs []*driver.JobRow
+	err = e.writeTx(ctx, op, []string{e.d.q.rescue}, func(r runner) error {
+		rows, err := r.query(ctx, e.d.q.rescue, micros(p.Now), string(errJSON), p.Limit)
+		if err != nil {
+			return err
+		}
+		jobs, err = scanRows(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(jobs, func(a, b *driver.JobRow) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs, nil
+}
+
+// JobRelease hands claims back with one fenced UPDATE per claim, all in one
+// transaction.
+func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (int, error) {
+	const op = "release"
+	if p == nil {
+		return 0, errors.New("sqlitedriver: release: nil params")
+	}
+	if len(p.Jobs) == 0 {
+		return 0, e.d.err
+	}
+	var released int
+	err := e.writeTx(ctx, op, []string{e.d.q.release}, func(r runner) error {
+		released = 0
+		exec, done := r.execer(ctx, e.d.q.release)
+		defer done()
+		now := micros(p.Now)
+		for _, ref := range p.Jobs {
+			res, err := exec(now, ref.ID, ref.Attempt, p.ClientID)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			released += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return released, nil
+}
+
+// JobGet reads one job by ID.
+func (e *executor) JobGet(ctx context.Context, p *driver.JobGetParams) (*driver.JobRow, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: get: nil params")
+	}
+	var job *driver.JobRow
+	err := e.read(ctx, "get", func(r runner) error {
+		rows, err := r.query(ctx, e.d.q.get, p.ID)
+		if err != nil {
+			return err
+		}
+		jobs, err := scanRows(rows)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return fmt.Errorf("job %s: %w", p.ID, driver.ErrNotFound)
+		}
+		job = jobs[0]
+		return nil
+	})
+	return job, err
+}

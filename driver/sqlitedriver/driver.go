@@ -1,0 +1,124 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// DefaultTable is the name of the jobs table unless [WithTable] says
+// otherwise.
+const DefaultTable = "sluice_jobs"
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Driver is a sluice driver over a SQLite database opened with
+// modernc.org/sqlite. It implements driver.Driver[*sql.Tx] and
+// driver.Notifier. It is safe for concurrent use.
+type Driver struct {
+	db    *sql.DB
+	table string
+	// err is a configuration error found by New; every operation returns
+	// it.
+	err error
+	q   *queries
+	// writeSem serializes the writes this driver makes on its own handle:
+	// one token, taken by every write that does not run in a caller's
+	// transaction.
+	writeSem chan struct{}
+	stmts    stmtCache
+	hub      hub
+}
+
+// Option configures a [Driver].
+type Option func(*Driver)
+
+// WithTable sets the name of the jobs table; the default is [DefaultTable].
+// The migrations table is named after it, with the suffix "_migrations".
+// name must be a plain SQL identifier (letters, digits and underscores, not
+// starting with a digit); otherwise Migrate and every operation return an
+// error.
+func WithTable(name string) Option {
+	return func(d *Driver) {
+		if !identRE.MatchString(name) {
+			d.err = fmt.Errorf("sqlitedriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s", name, identRE)
+			return
+		}
+		d.table = name
+	}
+}
+
+// New returns a driver over db, a handle opened with modernc.org/sqlite,
+// best by [Open] or with the data source name [DSN] returns. It starts
+// nothing and does not touch the database; call [Driver.Migrate] to create
+// the schema.
+//
+// The driver never holds one connection while it waits for another, so a
+// handle limited to a single connection (db.SetMaxOpenConns(1)) works.
+func New(db *sql.DB, opts ...Option) *Driver {
+	d := &Driver{
+		db:       db,
+		table:    DefaultTable,
+		writeSem: make(chan struct{}, 1),
+	}
+	for _, opt := range opts {
+		opt(d)
+	}
+	if db == nil && d.err == nil {
+		d.err = errors.New("sqlitedriver: New: nil *sql.DB")
+	}
+	d.q = newQueries(d.table)
+	d.stmts.db = db
+	return d
+}
+
+// Table returns the name of the jobs table.
+func (d *Driver) Table() string { return d.table }
+
+// Executor returns an executor that runs each operation on the driver's own
+// handle. Its writes are serialized within the process, so the client's
+// concurrent claims, completions and inserts never wait inside SQLite's busy
+// handler; operations that write more than one statement run in a
+// transaction of their own.
+func (d *Driver) Executor() driver.Executor {
+	return &executor{d: d}
+}
+
+// UnwrapExecutor returns an executor that runs every operation inside tx and
+// never touches any other connection. It neither commits nor rolls back tx,
+// and does not take the driver's in-process write lock. tx may come from any
+// handle on the same database file; on the driver's own handle it reuses the
+// statements the driver prepared there, on another each statement is
+// prepared anew. It should have been begun on a handle opened with
+// _txlock=immediate (see [DSN]), so that it holds the write lock from its
+// start.
+func (d *Driver) UnwrapExecutor(tx *sql.Tx) driver.Executor {
+	return &executor{d: d, tx: tx}
+}
+
+// lockWrite takes the driver's write token, or returns ctx's error if ctx
+// ends first.
+func (d *Driver) lockWrite(ctx context.Context) error {
+	select {
+	case d.writeSem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case d.writeSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Driver) unlockWrite() { <-d.writeSem }
+
+var (
+	_ driver.Driver[*sql.Tx] = (*Driver)(nil)
+	_ driver.Notifier        = (*Driver)(nil)
+)

@@ -1,0 +1,89 @@
+package sqlitedriver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// JobFinalize ends claims with one prepared, fenced UPDATE per item. Through
+// the driver's handle, a batch runs in one transaction of its own, so it
+// costs one commit however many items it has.
+func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
+	const op = "finalize"
+	if p == nil {
+		return nil, errors.New("sqlitedriver: finalize: nil params")
+	}
+	if e.d.err != nil {
+		return nil, e.d.err
+	}
+	args := make([][]any, len(p.Jobs))
+	for i, j := range p.Jobs {
+		a, err := finalizeArgs(j)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
+		}
+		args[i] = a
+	}
+	matched := make([]bool, len(p.Jobs))
+	if len(p.Jobs) == 0 {
+		return matched, nil
+	}
+	run := func(r runner) error {
+		exec, done := r.execer(ctx, e.d.q.finalize)
+		defer done()
+		for i, a := range args {
+			res, err := exec(a...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			matched[i] = n == 1
+		}
+		return nil
+	}
+	var err error
+	if len(args) == 1 {
+		err = e.write(ctx, op, run)
+	} else {
+		err = e.writeTx(ctx, op, []string{e.d.q.finalize}, run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return matched, nil
+}
+
+// finalizeArgs returns the variables of the finalize statement for j.
+func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
+	if j == nil {
+		return nil, errors.New("nil item")
+	}
+	switch j.Status {
+	case driver.StatusPending, driver.StatusCompleted, driver.StatusFailed, driver.StatusCancelled:
+	default:
+		return nil, fmt.Errorf("job %s: cannot finalize to status %q", j.ID, j.Status)
+	}
+	var errJSON any
+	if j.Error != nil {
+		ae := *j.Error
+		ae.At = stored(ae.At)
+		b, err := json.Marshal(ae)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: encode error: %w", j.ID, err)
+		}
+		errJSON = string(b)
+	}
+	dec := 0
+	if j.Snooze {
+		dec = 1
+	}
+	return []any{j.ID, j.Attempt, j.LockedBy, string(j.Status), micros(j.RunAt),
+		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result)}, nil
+}

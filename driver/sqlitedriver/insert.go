@@ -1,0 +1,210 @@
+package sqlitedriver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// JobInsertMany inserts jobs without a unique key with multi-row INSERTs,
+// and each job with one by an INSERT ... ON CONFLICT DO NOTHING, reading the
+// existing live job when nothing was inserted. Through the driver's handle,
+// more than one statement runs in a transaction of its own.
+func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertManyParams) ([]driver.JobInsertResult, error) {
+	const op = "insert"
+	if e.d.err != nil {
+		return nil, e.d.err
+	}
+	if params == nil {
+		return nil, errors.New("sqlitedriver: insert: nil params")
+	}
+	jobs := params.Jobs
+	results := make([]driver.JobInsertResult, len(jobs))
+	if len(jobs) == 0 {
+		return results, nil
+	}
+	var plain []*driver.JobInsert
+	var unique []int
+	for i, j := range jobs {
+		if j == nil {
+			return nil, fmt.Errorf("sqlitedriver: insert: job %d is nil", i)
+		}
+		results[i].Job = newRow(j)
+		if j.UniqueKey == "" {
+			plain = append(plain, j)
+		} else {
+			unique = append(unique, i)
+		}
+	}
+	steps := planInsert(e.d.q, plain)
+	run := func(r runner) error {
+		for _, s := range steps {
+			if _, err := r.exec(ctx, s.query, s.args...); err != nil {
+				return err
+			}
+		}
+		for _, i := range unique {
+			dup, err := insertUnique(ctx, r, e.d.q, jobs[i])
+			if err != nil {
+				return err
+			}
+			if dup != nil {
+				results[i] = driver.JobInsertResult{Job: dup, Duplicate: true}
+			}
+		}
+		return nil
+	}
+	var err error
+	if len(unique) == 0 && len(steps) == 1 {
+		err = e.write(ctx, op, run)
+	} else {
+		qs := make([]string, 0, len(steps)+2)
+		for _, s := range steps {
+			qs = append(qs, s.query)
+		}
+		if len(unique) > 0 {
+			qs = append(qs, e.d.q.insertUnique, e.d.q.selectLiveByKey)
+		}
+		err = e.writeTx(ctx, op, qs, run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.d.hub.notifyInserted(results, e.tx == nil)
+	return results, nil
+}
+
+// insertStep is one statement of an insert.
+type insertStep struct {
+	query string
+	args  []any
+}
+
+// sharedCols are the columns that jobs inserted by one insertShared
+// statement have in common.
+type sharedCols struct {
+	topic, queue         string
+	priority, maxRetries int64
+	runAt, createdAt     int64
+}
+
+func sharedOf(j *driver.JobInsert) sharedCols {
+	return sharedCols{j.Topic, j.Queue, int64(j.Priority), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt)}
+}
+
+// planInsert returns the statements inserting jobs, which have no unique
+// key: groups of jobs sharing columns with insertShared, the others with
+// insertRows, each cut into chunks.
+func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
+	if len(jobs) < insertSharedMin {
+		return appendRowsSteps(nil, q, jobs)
+	}
+	var groups [][]*driver.JobInsert
+	index := make(map[sharedCols]int)
+	for _, j := range jobs {
+		k := sharedOf(j)
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], j)
+	}
+	var steps []insertStep
+	var rest []*driver.JobInsert
+	for _, g := range groups {
+		if len(g) < insertSharedMin {
+			rest = append(rest, g...)
+			continue
+		}
+		k := sharedOf(g[0])
+		for _, c := range chunks(g, insertSharedMax) {
+			args := make([]any, 0, 2*len(c)+6)
+			for _, j := range c {
+				args = append(args, j.ID, string(j.Payload))
+			}
+			args = append(args, k.topic, k.queue, k.priority, k.maxRetries, k.runAt, k.createdAt)
+			steps = append(steps, insertStep{q.insertShared[bits.Len(uint(len(c)))-1], args})
+		}
+	}
+	return appendRowsSteps(steps, q, rest)
+}
+
+// appendRowsSteps appends to steps the statements inserting jobs with
+// insertRows.
+func appendRowsSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert) []insertStep {
+	for _, c := range chunks(jobs, insertRowsMax) {
+		args := make([]any, 0, len(c)*8)
+		for _, j := range c {
+			args = append(args, j.ID, j.Topic, j.Queue, int64(j.Priority), string(j.Payload),
+				int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt))
+		}
+		steps = append(steps, insertStep{q.insertRows[bits.Len(uint(len(c)))-1], args})
+	}
+	return steps
+}
+
+// chunks cuts jobs into chunks whose sizes are powers of two no larger than
+// max, largest first.
+func chunks(jobs []*driver.JobInsert, max int) [][]*driver.JobInsert {
+	var out [][]*driver.JobInsert
+	for len(jobs) > 0 {
+		n := min(max, 1<<(bits.Len(uint(len(jobs)))-1))
+		out = append(out, jobs[:n])
+		jobs = jobs[n:]
+	}
+	return out
+}
+
+// insertUnique inserts j unless a live job has its unique key, and returns
+// that job if so.
+func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert) (*driver.JobRow, error) {
+	res, err := r.exec(ctx, q.insertUnique, j.ID, j.Topic, j.Queue, int64(j.Priority),
+		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey)
+	if err != nil {
+		return nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return nil, nil
+	}
+	rows, err := r.query(ctx, q.selectLiveByKey, j.UniqueKey)
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("job %s: unique key %q conflicts, but %d live jobs hold it", j.ID, j.UniqueKey, len(found))
+	}
+	return found[0], nil
+}
+
+// newRow returns the row inserting j creates.
+func newRow(j *driver.JobInsert) *driver.JobRow {
+	row := &driver.JobRow{
+		ID:         j.ID,
+		Topic:      j.Topic,
+		Queue:      j.Queue,
+		Priority:   j.Priority,
+		Status:     driver.StatusPending,
+		MaxRetries: j.MaxRetries,
+		RunAt:      stored(j.RunAt),
+		CreatedAt:  stored(j.CreatedAt),
+		UniqueKey:  j.UniqueKey,
+	}
+	if len(j.Payload) > 0 {
+		row.Payload = bytes.Clone(j.Payload)
+	}
+	return row
+}

@@ -1,0 +1,125 @@
+package sqlitedriver
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// TestQueryPlans checks with EXPLAIN QUERY PLAN that every statement the
+// driver runs finds its rows through an index, never by scanning the table,
+// and that claims and rescues read their index in order instead of sorting
+// the rows they find.
+func TestQueryPlans(t *testing.T) {
+	t.Parallel()
+	t.Run("Empty", func(t *testing.T) {
+		t.Parallel()
+		checkPlans(t, newPlanDriver(t))
+	})
+	// Statistics from ANALYZE over a table mostly finished must not lead
+	// the planner away from the partial indexes.
+	t.Run("Analyzed", func(t *testing.T) {
+		t.Parallel()
+		d := newPlanDriver(t)
+		fillForPlans(t, d)
+		_, err := d.db.ExecContext(t.Context(), "ANALYZE")
+		require.NoError(t, err)
+		checkPlans(t, d)
+	})
+}
+
+func newPlanDriver(t *testing.T) *Driver {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "plan.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	d := New(db)
+	require.NoError(t, d.Migrate(t.Context()))
+	return d
+}
+
+// fillForPlans inserts 2,000 jobs of which 1,500 are completed, 300
+// processing and 200 pending.
+func fillForPlans(t *testing.T, d *Driver) {
+	t.Helper()
+	ctx := t.Context()
+	now := time.Unix(1_900_000_000, 0)
+	var jobs []*driver.JobInsert
+	for i := range 2000 {
+		jobs = append(jobs, &driver.JobInsert{ID: fmt.Sprintf("job-%05d", i), Topic: "email", Queue: "default",
+			Payload: []byte("{}"), RunAt: now, CreatedAt: now})
+	}
+	ex := d.Executor()
+	_, err := ex.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: jobs})
+	require.NoError(t, err)
+	claimed, err := ex.JobClaim(ctx, &driver.JobClaimParams{ClientID: "c", Queue: "default",
+		Topics: []string{"email"}, Limit: 1800, Now: now, LockedUntil: now})
+	require.NoError(t, err)
+	var fin []*driver.JobFinalize
+	for _, j := range claimed[:1500] {
+		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "c",
+			Status: driver.StatusCompleted, FinalizedAt: now})
+	}
+	_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: fin})
+	require.NoError(t, err)
+}
+
+func checkPlans(t *testing.T, d *Driver) {
+	t.Helper()
+	q := d.q
+
+	for _, tc := range []struct {
+		name  string
+		query string
+		args  []any
+		index string
+	}{
+		{"claim", q.claim, []any{"c", 1, 1, "default", `["email"]`, 10}, "sluice_jobs_claim_idx"},
+		{"rescue", q.rescue, []any{1, `{}`, 10}, "sluice_jobs_lease_idx"},
+		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_locked_by_idx"},
+		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil}, "sqlite_autoindex_sluice_jobs_1"},
+		{"release", q.release, []any{1, "id", 1, "c"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
+		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := explain(t, d, tc.query, tc.args)
+			t.Logf("%s:\n%s", tc.name, plan)
+			for _, line := range strings.Split(plan, "\n") {
+				if strings.Contains(line, "SCAN sluice_jobs") {
+					require.Contains(t, line, "INDEX", "table scan in %s", tc.name)
+				}
+				// (A temporary b-tree ordering the at most 21 entries of
+				// a job's error list is fine.)
+				require.NotContains(t, line, "TEMP B-TREE FOR ORDER BY", "sort in %s", tc.name)
+			}
+			if tc.index != "" {
+				require.Contains(t, plan, tc.index)
+			}
+		})
+	}
+}
+
+func explain(t *testing.T, d *Driver, query string, args []any) string {
+	t.Helper()
+	rows, err := d.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
+		lines = append(lines, detail)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(lines, "\n")
+}

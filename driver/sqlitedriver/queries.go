@@ -1,0 +1,216 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// columns are the jobs table's columns in the order scanRow reads them.
+const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
+	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
+	"unique_key, errors, result"
+
+// Jobs without a unique key are inserted with multi-row INSERTs. A batch is
+// cut into chunks whose sizes are powers of two, so a few prepared statements
+// serve every batch size. modernc.org/sqlite matches each bound value to its
+// variable by a linear search, so binding costs grow with the square of the
+// variables in a statement: chunks stay small, and jobs that share every
+// column but their ID and payload (as a batch of one kind usually does) bind
+// those columns once per chunk.
+const (
+	// insertRowsMax is the largest chunk of jobs that share nothing.
+	insertRowsMax = 16
+	// insertSharedMax is the largest chunk of jobs that share columns.
+	insertSharedMax = 32
+	// insertSharedMin is the smallest group of jobs sharing columns that is
+	// inserted as such; smaller ones go with the jobs that share nothing.
+	insertSharedMin = 4
+)
+
+// queries holds the driver's SQL, with the table name filled in.
+type queries struct {
+	// insertRows[i] inserts 1<<i jobs without a unique key.
+	insertRows []string
+	// insertShared[i] inserts 1<<i jobs without a unique key that share
+	// all columns but ID and payload.
+	insertShared []string
+	// insertUnique inserts one row unless a live job has its unique key.
+	insertUnique string
+	// selectLiveByKey selects the live job with a unique key.
+	selectLiveByKey string
+	claim           string
+	finalize        string
+	heartbeat       string
+	rescue          string
+	release         string
+	get             string
+}
+
+func newQueries(table string) *queries {
+	r := strings.NewReplacer("{t}", table, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
+	q := &queries{
+		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
+	max_retries, run_at, created_at, unique_key)
+VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
+DO NOTHING`),
+		selectLiveByKey: r.Replace(`SELECT ` + columns + ` FROM {t}
+WHERE unique_key = ? AND status IN ('pending', 'processing')`),
+		// ?1 client, ?2 locked_until, ?3 now, ?4 queue, ?5 topics (JSON
+		// array), ?6 limit. The unary + keeps run_at from being used as an
+		// index constraint: with statistics showing few queues and
+		// priorities, the planner would otherwise skip-scan the claim
+		// index on run_at and sort every due job. The + before a LIMIT
+		// variable keeps SQLite from planning with its bound value, which
+		// would make it prepare the statement again on every execution.
+		claim: r.Replace(`UPDATE {t}
+SET status = 'processing', locked_by = ?1, locked_until = ?2, attempted_at = ?3,
+	attempt = attempt + 1
+WHERE rowid IN (
+	SELECT rowid FROM {t}
+	WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?3
+		AND topic IN (SELECT value FROM json_each(?5))
+	ORDER BY priority, run_at, id
+	LIMIT +?6)
+RETURNING ` + columns),
+		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
+		// ?6 finalized_at, ?7 attempt decrement, ?8 error (JSON or NULL),
+		// ?9 result (JSON or NULL).
+		finalize: r.Replace(`UPDATE {t}
+SET status = ?4,
+	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
+	finalized_at = CASE WHEN ?4 = 'pending' THEN NULL ELSE ?6 END,
+	attempt = attempt - ?7,
+	locked_by = NULL, locked_until = NULL,
+	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
+	result = coalesce(?9, result)
+WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
+		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
+WHERE status = 'processing' AND locked_by = ?`),
+		// ?1 now, ?2 error (JSON, attempt to be filled in), ?3 limit.
+		rescue: r.Replace(`UPDATE {t}
+SET status = CASE WHEN attempt <= max_retries THEN 'pending' ELSE 'failed' END,
+	run_at = CASE WHEN attempt <= max_retries THEN ?1 ELSE run_at END,
+	finalized_at = CASE WHEN attempt <= max_retries THEN NULL ELSE ?1 END,
+	locked_by = NULL, locked_until = NULL,
+	errors = ` + appendError("json_set(?2, '$.attempt', attempt)") + `
+WHERE rowid IN (
+	SELECT rowid FROM {t}
+	WHERE status = 'processing' AND locked_until < ?1
+	ORDER BY locked_until
+	LIMIT +?3)
+RETURNING ` + columns),
+		// ?1 now, ?2 id, ?3 attempt, ?4 client.
+		release: r.Replace(`UPDATE {t}
+SET status = 'pending', attempt = attempt - 1, run_at = ?1,
+	locked_by = NULL, locked_until = NULL
+WHERE id = ?2 AND attempt = ?3 AND locked_by = ?4 AND status = 'processing'`),
+		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
+	}
+	for n := 1; n <= insertRowsMax; n *= 2 {
+		q.insertRows = append(q.insertRows, insertRowsSQL(table, n))
+	}
+	for n := 1; n <= insertSharedMax; n *= 2 {
+		q.insertShared = append(q.insertShared, insertSharedSQL(table, n))
+	}
+	return q
+}
+
+// appendError returns an SQL expression for the errors column with the JSON
+// object elem appended, keeping the newest driver.MaxErrorsKept entries.
+func appendError(elem string) string {
+	e := "json(" + elem + ")"
+	appended := "json_insert(errors, '$[#]', " + e + ")"
+	return `(CASE
+		WHEN errors IS NULL THEN json_array(` + e + `)
+		WHEN json_array_length(errors) < {maxErrors} THEN ` + appended + `
+		ELSE (SELECT json_group_array(json(value) ORDER BY key)
+			FROM json_each(` + appended + `)
+			WHERE key > json_array_length(errors) - {maxErrors})
+	END)`
+}
+
+// insertRowsSQL returns a statement inserting n jobs, eight variables each:
+// id, topic, queue, priority, payload, max_retries, run_at, created_at.
+func insertRowsSQL(table string, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (id, topic, queue, priority, payload, max_retries, run_at, created_at, status, attempt) VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,'pending',0)")
+	}
+	return b.String()
+}
+
+// insertSharedSQL returns a statement inserting n jobs that share all
+// columns but two: id and payload for each job, then topic, queue,
+// priority, max_retries, run_at and created_at once. Every variable is
+// anonymous, so each binds in the order it appears.
+func insertSharedSQL(table string, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(` (id, payload, topic, queue, priority, max_retries, run_at, created_at, status, attempt)
+SELECT v.column1, v.column2, s.column1, s.column2, s.column3, s.column4, s.column5, s.column6, 'pending', 0
+FROM (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?)")
+	}
+	b.WriteString(") AS v, (VALUES (?,?,?,?,?,?)) AS s")
+	return b.String()
+}
+
+// stmtCache keeps statements prepared on the driver's handle, by query.
+// database/sql prepares each one again on every connection it runs on.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// get returns the statement for query, preparing it on the handle if needed
+// (and the probe query too, the first time). It takes a connection from the
+// pool, so it must never be called while this goroutine holds one (inside a
+// transaction).
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := c.lookup(query); st != nil {
+		return st, nil
+	}
+	if query != probeQuery && c.lookup(probeQuery) == nil {
+		_, _ = c.get(ctx, probeQuery) // best-effort
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev := c.m[query]; prev != nil {
+		_ = st.Close()
+		return prev, nil
+	}
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+// lookup returns the statement for query if it was prepared, or nil.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query]
+}

@@ -1,0 +1,125 @@
+package sqlitedriver
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Times are stored as INTEGER microseconds since the Unix epoch, UTC, so
+// they sort and can be served by an index. Unset times are NULL.
+
+// micros returns t as stored.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// nullMicros returns t as stored, NULL when t is zero.
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros returns the time stored as us.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// fromNullMicros returns the time stored as us, zero when NULL.
+func fromNullMicros(us sql.NullInt64) time.Time {
+	if !us.Valid {
+		return time.Time{}
+	}
+	return fromMicros(us.Int64)
+}
+
+// stored returns t as it reads back after being stored.
+func stored(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return fromMicros(micros(t))
+}
+
+// nullString returns s, NULL when empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullJSON returns b as TEXT, NULL when b is nil.
+func nullJSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// scanner is *sql.Rows or *sql.Row.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// scanRow reads one row of the columns listed in columns.
+func scanRow(s scanner) (*driver.JobRow, error) {
+	var (
+		j                                     driver.JobRow
+		status                                string
+		runAt, createdAt                      int64
+		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
+		lockedBy, uniqueKey                   sql.NullString
+		payload, errs, result                 []byte
+	)
+	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
+		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
+		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result)
+	if err != nil {
+		return nil, err
+	}
+	j.Status = driver.JobStatus(status)
+	j.RunAt = fromMicros(runAt)
+	j.CreatedAt = fromMicros(createdAt)
+	j.AttemptedAt = fromNullMicros(attemptedAt)
+	j.FinalizedAt = fromNullMicros(finalizedAt)
+	j.LockedUntil = fromNullMicros(lockedUntil)
+	j.LockedBy = lockedBy.String
+	j.UniqueKey = uniqueKey.String
+	if len(payload) > 0 {
+		j.Payload = payload
+	}
+	if result != nil {
+		j.Result = result
+	}
+	if len(errs) > 0 {
+		if err := json.Unmarshal(errs, &j.Errors); err != nil {
+			return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
+		}
+		for i := range j.Errors {
+			j.Errors[i].At = j.Errors[i].At.UTC()
+		}
+	}
+	return &j, nil
+}
+
+// scanRows reads every row of rows and closes it.
+func scanRows(rows *sql.Rows) ([]*driver.JobRow, error) {
+	defer rows.Close()
+	var jobs []*driver.JobRow
+	for rows.Next() {
+		j, err := scanRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
