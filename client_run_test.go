@@ -1,0 +1,178 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+)
+
+func TestStopWaitsForRunningJobs(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+		close(started)
+		<-release
+		return nil
+	})})
+	require.NoError(t, err)
+	require.NoError(t, c.Start(t.Context()))
+	require.ErrorIs(t, c.Start(t.Context()), sluice.ErrAlreadyStarted)
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	<-started
+	stopped := make(chan error)
+	go func() { stopped <- c.Stop(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	require.Empty(t, stopped, "Stop returned while a job was running")
+	close(release)
+	require.NoError(t, <-stopped)
+	row, err := c.Get(t.Context(), res.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.StatusCompleted, row.Status, "finished jobs are recorded before Stop returns")
+	require.NoError(t, c.Stop(t.Context()), "Stop is idempotent")
+}
+
+func TestStopDeadlineHandsJobsBackAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, cancelFirst := range []bool{false, true} {
+		b := newBundle(t)
+		started := make(chan struct{}, 3)
+		c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		})})
+		require.NoError(t, err)
+		require.NoError(t, c.Start(t.Context()))
+		var ids []string
+		for range 3 {
+			res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+			require.NoError(t, err)
+			ids = append(ids, res.Job.ID)
+		}
+		for range 3 {
+			<-started
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		if cancelFirst {
+			require.NoError(t, c.StopAndCancel(ctx))
+		} else {
+			require.ErrorIs(t, c.Stop(ctx), context.DeadlineExceeded)
+		}
+		cancel()
+		for _, id := range ids {
+			row, err := c.Get(t.Context(), id)
+			require.NoError(t, err)
+			require.Equal(t, sluice.StatusPending, row.Status)
+			require.Zero(t, row.Attempt, "an interrupted run spends no retry")
+			require.Empty(t, row.Errors)
+			require.Empty(t, row.LockedBy)
+			require.False(t, row.RunAt.After(time.Now()), "handed back to run at once")
+		}
+	}
+}
+
+func TestStopWithoutStart(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+		return nil
+	})})
+	require.NoError(t, err)
+	require.NoError(t, c.Stop(t.Context()))
+	require.NoError(t, c.StopAndCancel(t.Context()))
+}
+
+func TestRestartAfterStop(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	done := make(chan int, 2)
+	c := b.client(t, &sluice.Config{Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
+		done <- job.Args.N
+		return nil
+	})})
+	_, err := c.Enqueue(t.Context(), noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, <-done)
+	require.NoError(t, c.Stop(t.Context()))
+	require.NoError(t, c.Start(t.Context()))
+	_, err = c.Enqueue(t.Context(), noteArgs{N: 2}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2, <-done)
+}
+
+func TestExpiredLeaseIsRescuedAndRunAgain(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	inserter := b.client(t, nil)
+	res, err := inserter.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	// A client claims the job and dies: its lease runs out a second ago.
+	now := time.Now()
+	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+		ClientID: "crashed", Queue: sluice.QueueDefault, Topics: []string{"note"}, Limit: 1,
+		Now: now, LockedUntil: now.Add(-time.Second),
+	})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+
+	c := b.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil })})
+	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, 2, row.Attempt)
+	require.Len(t, row.Errors, 1)
+	require.Equal(t, "lease expired", row.Errors[0].Error)
+	require.Equal(t, 1, row.Errors[0].Attempt)
+}
+
+func TestHeartbeatKeepsALiveJobFromBeingTakenOver(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	runs := make(chan int, 10)
+	cfg := func() *sluice.Config {
+		return &sluice.Config{
+			LeaseDuration: 200 * time.Millisecond, HeartbeatInterval: 40 * time.Millisecond,
+			RescueInterval: 20 * time.Millisecond,
+			Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
+				runs <- job.Attempt
+				time.Sleep(time.Second) // five leases long
+				return nil
+			}),
+		}
+	}
+	holder := b.client(t, cfg())
+	res, err := holder.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, <-runs)
+	b.client(t, cfg()) // a second client, rescuing every 20 ms
+	row := waitFor(t, holder, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, 1, row.Attempt)
+	require.Empty(t, row.Errors)
+	require.Empty(t, runs, "the job ran once")
+}
+
+func TestExpiredJobWithoutRetriesFails(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	inserter := b.client(t, nil)
+	res, err := inserter.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries})
+	require.NoError(t, err)
+	now := time.Now()
+	_, err = b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+		ClientID: "crashed", Queue: sluice.QueueDefault, Topics: []string{"note"}, Limit: 1,
+		Now: now, LockedUntil: now.Add(-time.Second),
+	})
+	require.NoError(t, err)
+	c := b.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+		return errors.New("must not run")
+	})})
+	row := waitFor(t, c, res.Job.ID, sluice.StatusFailed)
+	require.Equal(t, 1, row.Attempt)
+	require.Equal(t, "lease expired", row.Errors[0].Error)
+}
