@@ -35,6 +35,9 @@ func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 	}
 	fin := c.outcome(jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
+		if matched && fin.Status == StatusPending {
+			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
+		}
 		if !matched && werr == nil && !jr.settled.Load() {
 			c.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
 				"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt)

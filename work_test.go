@@ -248,3 +248,38 @@ func TestDelayedJobWaitsForItsRunAt(t *testing.T) {
 	clock.Advance(time.Hour)
 	waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
 }
+
+func TestWakeUpsDoNotWaitForThePoll(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	attempts := make(chan int, 10)
+	c := b.client(t, &sluice.Config{
+		PollInterval: time.Hour, // only wake-ups can run these jobs in time
+		RetryPolicy:  quickRetry{},
+		Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
+			attempts <- job.Attempt
+			if job.Args.N == 1 && job.Attempt == 1 {
+				return errors.New("retry me")
+			}
+			return nil
+		}),
+	})
+	// One at a time, so that no wake-up serves another's job.
+	now, err := c.Enqueue(t.Context(), noteArgs{N: 0}, nil)
+	require.NoError(t, err)
+	waitFor(t, c, now.Job.ID, sluice.StatusCompleted)
+	retried, err := c.Enqueue(t.Context(), noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	waitFor(t, c, retried.Job.ID, sluice.StatusCompleted)
+	delayed, err := c.Enqueue(t.Context(), noteArgs{N: 2}, &sluice.EnqueueOptions{RunAt: time.Now().Add(50 * time.Millisecond)})
+	require.NoError(t, err)
+	waitFor(t, c, delayed.Job.ID, sluice.StatusCompleted)
+
+	tx, err := b.db.BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	inTx, err := c.EnqueueTx(t.Context(), tx, noteArgs{N: 3}, nil)
+	require.NoError(t, err)
+	time.Sleep(3 * time.Millisecond) // the commit comes a little after the enqueue
+	require.NoError(t, tx.Commit())
+	waitFor(t, c, inTx.Job.ID, sluice.StatusCompleted)
+}

@@ -197,7 +197,7 @@ func BenchmarkLatency(b *testing.B) {
 // BenchmarkMemoryWithMillionPending works through part of a backlog of 1M
 // pending jobs and reports the process's peak resident memory.
 func BenchmarkMemoryWithMillionPending(b *testing.B) {
-	const pending, work = 1_000_000, 100_000
+	pending, work := benchSize(b, 1_000_000), int64(benchSize(b, 100_000))
 	for b.Loop() {
 		b.StopTimer()
 		db := benchDB(b)

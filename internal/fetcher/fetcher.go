@@ -6,6 +6,7 @@ package fetcher
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,13 @@ var burst = [...]time.Duration{
 	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
 	100 * time.Millisecond, 250 * time.Millisecond,
 }
+
+// coalesce is how long a hot claim loop (one whose last claim was full, so
+// that more jobs are likely waiting) may wait for more slots to free before
+// claiming for fewer than half of them. Claiming one job per freed slot
+// would make many tiny claims; waiting for half the slots makes few large
+// ones, and the cap keeps slow jobs' slots from idling.
+const coalesce = time.Millisecond
 
 // Fetcher claims jobs of one queue.
 type Fetcher struct {
@@ -104,20 +112,35 @@ func (f *Fetcher) WakeAt(t time.Time) {
 func (f *Fetcher) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	deadline := time.Now()
+	// wakes are the times callers asked to be woken at, earliest first; a
+	// reschedule never postpones past the first.
+	var deadline time.Time
+	var wakes []time.Time
 	schedule := func(at time.Time) {
+		if len(wakes) > 0 && wakes[0].Before(at) {
+			at = wakes[0]
+		}
 		deadline = at
 		timer.Reset(time.Until(at))
 	}
 	due, step := true, len(burst)
+	hot := false // the last claim was full
+	gather := time.NewTimer(0)
+	defer gather.Stop()
+	gathering := false
 	for {
-		if due {
-			if free := f.cfg.MaxWorkers - f.Running(); free > 0 {
+		if free := f.cfg.MaxWorkers - f.Running(); due && free > 0 {
+			if hot && free < (f.cfg.MaxWorkers+1)/2 && !gathering {
+				gathering = true
+				gather.Reset(coalesce)
+			} else if !hot || free >= (f.cfg.MaxWorkers+1)/2 || !gathering {
+				gathering = false
 				n, err := f.claim(ctx, free)
 				if ctx.Err() != nil {
 					return
 				}
-				due = err == nil && n == free
+				hot = err == nil && n == free
+				due = hot
 				switch {
 				case err != nil:
 					schedule(time.Now().Add(min(f.cfg.PollInterval, time.Second)))
@@ -137,6 +160,10 @@ func (f *Fetcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-f.freed:
+		case <-gather.C:
+			if gathering {
+				gathering, hot = false, false
+			}
 		case committed := <-f.wake:
 			due = true
 			if !committed {
@@ -144,12 +171,32 @@ func (f *Fetcher) Run(ctx context.Context) {
 			}
 		case <-timer.C:
 			due = true
+			now := time.Now()
+			for len(wakes) > 0 && !wakes[0].After(now) {
+				wakes = wakes[1:]
+			}
 		case at := <-f.wakeAt:
-			if d := at.Sub(f.cfg.Clock()); time.Now().Add(d).Before(deadline) {
-				schedule(time.Now().Add(d))
+			at = time.Now().Add(at.Sub(f.cfg.Clock())) // from the client's clock to the timer's
+			wakes = addWake(wakes, at)
+			if at.Before(deadline) {
+				schedule(at)
 			}
 		}
 	}
+}
+
+// maxWakes bounds the wake-up times a fetcher remembers; beyond it the
+// latest are dropped and found by polling.
+const maxWakes = 256
+
+// addWake inserts at into wakes, kept sorted and at most maxWakes long.
+func addWake(wakes []time.Time, at time.Time) []time.Time {
+	i, _ := slices.BinarySearchFunc(wakes, at, time.Time.Compare)
+	wakes = slices.Insert(wakes, i, at)
+	if len(wakes) > maxWakes {
+		wakes = wakes[:maxWakes]
+	}
+	return wakes
 }
 
 // claim claims up to limit jobs and starts them, returning how many.
