@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -30,8 +31,11 @@ type Driver struct {
 	// one token, taken by every write that does not run in a caller's
 	// transaction.
 	writeSem chan struct{}
-	stmts    stmtCache
-	hub      hub
+	// mu guards pending, the writes waiting for the token (see submit).
+	mu      sync.Mutex
+	pending []*writeReq
+	stmts   stmtCache
+	hub     hub
 }
 
 // Option configures a [Driver].

@@ -27,6 +27,18 @@ type runner struct {
 	ownTx bool
 	// e is the executor of a caller's transaction, nil otherwise.
 	e *executor
+	// detach, in a group commit, runs statements without their context's
+	// cancellation: an interrupted write would roll back the whole group's
+	// transaction, not only its own part.
+	detach bool
+}
+
+// stmtCtx returns the context for a statement run by r.
+func (r runner) stmtCtx(ctx context.Context) context.Context {
+	if r.detach {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // stmt returns a prepared statement for query usable by r, or nil when the
@@ -80,6 +92,7 @@ func (e *executor) onHandle(ctx context.Context) bool {
 const probeQuery = "SELECT 1"
 
 func (r runner) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = r.stmtCtx(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -92,6 +105,7 @@ func (r runner) exec(ctx context.Context, query string, args ...any) (sql.Result
 // execer returns a function that runs query with args on r, prepared once
 // for all its calls, and a function to call when done with it.
 func (r runner) execer(ctx context.Context, query string) (exec func(args ...any) (sql.Result, error), done func()) {
+	ctx = r.stmtCtx(ctx)
 	st := r.stmt(ctx, query)
 	done = func() {}
 	if st == nil && r.tx != nil {
@@ -106,6 +120,7 @@ func (r runner) execer(ctx context.Context, query string) (exec func(args ...any
 }
 
 func (r runner) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = r.stmtCtx(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -127,28 +142,18 @@ func (e *executor) read(ctx context.Context, op string, fn func(r runner) error)
 }
 
 // write runs fn, which writes with a single statement. On the driver's
-// handle it holds the write token; a single statement is atomic by itself.
+// handle it runs under the write token (see [Driver.submit]); a single
+// statement is atomic by itself.
 func (e *executor) write(ctx context.Context, op string, fn func(r runner) error) error {
-	if e.d.err != nil {
-		return e.d.err
-	}
-	if err := ctx.Err(); err != nil {
-		return wrapErr(ctx, op, err)
-	}
-	if e.tx != nil {
-		return wrapErr(ctx, op, fn(runner{d: e.d, tx: e.tx, e: e}))
-	}
-	if err := e.d.lockWrite(ctx); err != nil {
-		return wrapErr(ctx, op, err)
-	}
-	defer e.d.unlockWrite()
-	return wrapErr(ctx, op, fn(runner{d: e.d}))
+	return e.writeTx(ctx, op, nil, fn)
 }
 
 // writeTx runs fn, which may run several statements, atomically. In a
-// caller's transaction it runs fn there. On the driver's handle it holds the
-// write token and runs fn in a transaction of its own, committed when fn
-// succeeds; queries are prepared first so that fn finds them cached.
+// caller's transaction it runs fn there. On the driver's handle it runs fn
+// under the write token, in a transaction of its own or in a group commit
+// (see [Driver.submit]); queries are prepared first so that fn finds them
+// cached. A nil queries marks fn as a single statement, which needs no
+// transaction when it runs alone.
 func (e *executor) writeTx(ctx context.Context, op string, queries []string, fn func(r runner) error) error {
 	if e.d.err != nil {
 		return e.d.err
@@ -159,16 +164,12 @@ func (e *executor) writeTx(ctx context.Context, op string, queries []string, fn 
 	if e.tx != nil {
 		return wrapErr(ctx, op, fn(runner{d: e.d, tx: e.tx, e: e}))
 	}
-	if err := e.d.lockWrite(ctx); err != nil {
-		return wrapErr(ctx, op, err)
-	}
-	defer e.d.unlockWrite()
 	for _, q := range queries {
 		if _, err := e.d.stmts.get(ctx, q); err != nil {
 			return wrapErr(ctx, op, err)
 		}
 	}
-	return wrapErr(ctx, op, e.d.inTx(ctx, fn))
+	return wrapErr(ctx, op, e.d.submit(ctx, &writeReq{ctx: ctx, multi: queries != nil, fn: fn}))
 }
 
 // inTx runs fn in a new transaction on the handle and commits it if fn

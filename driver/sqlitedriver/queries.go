@@ -90,8 +90,10 @@ SET status = ?4,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
+		// The range on locked_until lets the heartbeat walk the lease
+		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
-WHERE status = 'processing' AND locked_by = ?`),
+WHERE status = 'processing' AND locked_by = ? AND locked_until IS NOT NULL`),
 		// ?1 now, ?2 error (JSON, attempt to be filled in), ?3 limit.
 		rescue: r.Replace(`UPDATE {t}
 SET status = CASE WHEN attempt <= max_retries THEN 'pending' ELSE 'failed' END,
