@@ -15,14 +15,18 @@ import (
 // the job (its lease expired and it was taken back, or it was cancelled or
 // already finished), it returns an error matching ErrLeaseLost and changes
 // nothing, and the caller must roll tx back. The worker returns after
-// committing; the client then does nothing more for the job.
+// committing: the outcome the client records when a worker returns is fenced
+// too, so it matches nothing once the worker's transaction has committed.
 func (c *Client[TTx]) Ack(ctx context.Context, tx TTx, job JobRef) error {
 	return c.settle(ctx, tx, job, nil, nil)
 }
 
 // AckWithResult is Ack that also stores result, encoded as JSON, as the
-// job's result.
+// job's result. A nil result stores none.
 func (c *Client[TTx]) AckWithResult(ctx context.Context, tx TTx, job JobRef, result any) error {
+	if result == nil {
+		return c.settle(ctx, tx, job, nil, nil)
+	}
 	encoded, err := json.Marshal(result)
 	if err != nil {
 		return fmt.Errorf("ack: encode result: %w", err)
@@ -36,7 +40,7 @@ func (c *Client[TTx]) AckWithResult(ctx context.Context, tx TTx, job JobRef, res
 // return them. Like Ack it is fenced: ErrLeaseLost means nothing changed.
 func (c *Client[TTx]) Nack(ctx context.Context, tx TTx, job JobRef, jobErr error) error {
 	if jobErr == nil {
-		return fmt.Errorf("nack: %w: the error must not be nil", ErrInvalidArgs)
+		return fmt.Errorf("nack: %w", ErrNilError)
 	}
 	return c.settle(ctx, tx, job, jobErr, nil)
 }

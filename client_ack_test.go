@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,7 +132,7 @@ func TestNackInTransaction(t *testing.T) {
 	require.Equal(t, "stock not ready", row.Errors[0].Error)
 	require.Contains(t, row.Errors[1].Error, "gave up")
 	require.Equal(t, 2, b.orders(t, res.Job.ID), "each attempt's business write committed with its Nack")
-	require.ErrorIs(t, c.Nack(t.Context(), &sql.Tx{}, nil, nil), sluice.ErrInvalidArgs)
+	require.ErrorIs(t, c.Nack(t.Context(), &sql.Tx{}, nil, nil), sluice.ErrNilError)
 }
 
 func TestAckAfterLeaseLostFailsAndChangesNothing(t *testing.T) {
@@ -177,4 +178,42 @@ func TestAckRejectsNilTxAndForeignJobs(t *testing.T) {
 	defer func() { _ = tx.Rollback() }()
 	require.ErrorIs(t, c.Ack(t.Context(), tx, &sluice.Job[noteArgs]{}), sluice.ErrLeaseLost)
 	require.ErrorIs(t, c.Ack(t.Context(), tx, nil), sluice.ErrLeaseLost)
+}
+
+func TestSnoozeInTransactionThenWorkMoreRunsEachClaimOnce(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	w := &ackWorker{commit: true}
+	var running, overlap atomic.Int32
+	w.before = func(*sluice.Job[noteArgs]) {
+		if running.Add(1) > 1 {
+			overlap.Add(1)
+		}
+	}
+	w.act = func(ctx context.Context, tx *sql.Tx, job *sluice.Job[noteArgs]) error {
+		if job.Attempt == 1 {
+			return w.client().Nack(ctx, tx, job, sluice.Snooze(0))
+		}
+		return w.client().Ack(ctx, tx, job)
+	}
+	// After committing the snooze, the first run keeps working a while, and
+	// then returns as though it had completed the job.
+	w.ret = func(job *sluice.Job[noteArgs]) error {
+		if job.Attempt == 1 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		running.Add(-1)
+		return nil
+	}
+	c := startAckWorker(t, b, w, &sluice.Config{PollInterval: 10 * time.Millisecond})
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, 2, row.Attempt)
+	require.Empty(t, row.Errors, "the first run's late outcome must not land on the second claim")
+	time.Sleep(150 * time.Millisecond) // let the first run's late outcome be written
+	row, err = c.Get(t.Context(), res.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.StatusCompleted, row.Status)
+	require.Empty(t, row.Errors)
 }

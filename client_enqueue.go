@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,7 +88,7 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 // newInsert validates one job and builds its insert.
 func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Time) (*driver.JobInsert, error) {
 	if args == nil {
-		return nil, fmt.Errorf("enqueue: %w: args are nil", ErrInvalidArgs)
+		return nil, fmt.Errorf("enqueue: %w", &ArgsError{Topic: "", Err: errors.New("args are nil")})
 	}
 	topic := args.Topic()
 	if topic == "" {

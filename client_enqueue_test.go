@@ -259,6 +259,9 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		{"RescueInterval", sluice.Config{RescueInterval: -1}},
 		{"MaxRetries", sluice.Config{MaxRetries: -3}},
 		{"MaxPayloadBytes", sluice.Config{MaxPayloadBytes: -1}},
+		{"LeaseDuration", sluice.Config{LeaseDuration: 2}},
+		{"PollInterval", sluice.Config{PollInterval: time.Microsecond}},
+		{"Queues", sluice.Config{Workers: noteWorkers(), Queues: map[string]sluice.QueueConfig{"default": {}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {
@@ -283,4 +286,8 @@ func TestAddWorker(t *testing.T) {
 	require.ErrorIs(t, sluice.AddWorkerSafely(w, sluice.WorkFunc(func(context.Context, *sluice.Job[emptyTopicArgs]) error {
 		return nil
 	})), sluice.ErrEmptyTopic)
+}
+
+func noteWorkers() *sluice.Workers {
+	return workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil })
 }

@@ -57,15 +57,6 @@ func (r *run) wakeAt(queue string, at time.Time) {
 	}
 }
 
-func (r *run) running() bool {
-	for _, f := range r.fetchers {
-		if f.Running() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Start starts working jobs: one claim loop per queue with workers, a
 // heartbeat that keeps running jobs' leases, and a rescuer that takes back
 // jobs of clients that are gone. ctx bounds start-up only and its values
@@ -98,7 +89,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	}
 	r.maintWG.Go(func() {
 		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
-			c.cfg.Clock, c.cfg.Logger, r.running)
+			c.cfg.Clock, c.cfg.Logger)
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
@@ -142,7 +133,7 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 		})
 		r.fetchers[name] = f
 	}
-	r.completer = completer.New(c.exec, c.cfg.Logger, 2*capacity+16)
+	r.completer = completer.New(c.exec, c.cfg.Logger, 2*capacity+16, c.cfg.LeaseDuration/2)
 	return r
 }
 
@@ -150,11 +141,14 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 // it stops claiming jobs, then waits for running jobs to finish. If ctx ends
 // first, it cancels the running jobs' contexts, waits briefly for their
 // workers to return, and hands every unfinished job back as pending at once,
-// so that it runs again without waiting for its lease to expire; it then
-// returns ctx's error. Finished jobs are recorded before Stop returns, and
-// no goroutine of the client outlives it (a worker that ignores its
-// context's cancellation is the one exception). Stop is idempotent, safe to
-// call concurrently, and a no-op on a client that was never started.
+// so that it runs again without waiting for its lease to expire (a worker
+// that returns Cancel or Snooze is taken at its word); it then returns ctx's
+// error. The outcomes of finished and handed-back jobs are written before
+// Stop returns, which past the deadline takes at most a few seconds more,
+// and no goroutine of the client outlives it (a worker that ignores its
+// context's cancellation is the one exception). Stop is idempotent and a
+// no-op on a client that was never started; concurrent calls wait for the
+// same shutdown, and the earliest deadline among them applies.
 func (c *Client[TTx]) Stop(ctx context.Context) error {
 	return c.stop(ctx, false)
 }
@@ -180,14 +174,17 @@ func (c *Client[TTx]) stop(ctx context.Context, cancelFirst bool) error {
 		}()
 	})
 	if cancelFirst {
+		r.stopFetch() // so that no handed-back job is claimed again
 		r.cancelJobs(errStopping)
 	}
 	select {
 	case <-r.stopped:
 		return r.stopErr
 	case <-ctx.Done():
-		// Another Stop is in charge; it hands jobs back on its own deadline.
+		// Another Stop is in charge; this deadline hands the jobs back.
+		r.stopFetch()
 		r.cancelJobs(errStopping)
+		r.completer.GiveUp()
 		<-r.stopped
 		return ctx.Err()
 	}
@@ -207,6 +204,9 @@ func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) er
 	case <-ctx.Done():
 		err = ctx.Err()
 		r.cancelJobs(errStopping)
+		// Outcomes still failing to be written are given up, so that no
+		// job waits on a full completer queue.
+		r.completer.GiveUp()
 		<-jobsDone
 	}
 	// Record what finished, allowing the database a little time even if

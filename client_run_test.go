@@ -27,7 +27,7 @@ func TestStopWaitsForRunningJobs(t *testing.T) {
 	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	<-started
-	stopped := make(chan error)
+	stopped := make(chan error, 1)
 	go func() { stopped <- c.Stop(context.Background()) }()
 	time.Sleep(50 * time.Millisecond)
 	require.Empty(t, stopped, "Stop returned while a job was running")
@@ -71,7 +71,8 @@ func TestStopDeadlineHandsJobsBackAtOnce(t *testing.T) {
 			row, err := c.Get(t.Context(), id)
 			require.NoError(t, err)
 			require.Equal(t, sluice.StatusPending, row.Status)
-			require.Zero(t, row.Attempt, "an interrupted run spends no retry")
+			require.Equal(t, 1, row.Attempt)
+			require.Equal(t, sluice.DefaultMaxRetries+1, row.MaxRetries, "an interrupted run spends no retry")
 			require.Empty(t, row.Errors)
 			require.Empty(t, row.LockedBy)
 			require.False(t, row.RunAt.After(time.Now()), "handed back to run at once")
@@ -175,4 +176,24 @@ func TestExpiredJobWithoutRetriesFails(t *testing.T) {
 	row := waitFor(t, c, res.Job.ID, sluice.StatusFailed)
 	require.Equal(t, 1, row.Attempt)
 	require.Equal(t, "lease expired", row.Errors[0].Error)
+}
+
+func TestStopKeepsADeliberateCancel(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	started := make(chan struct{})
+	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return sluice.Cancel(errors.New("shutting down: do not retry"))
+	})})
+	require.NoError(t, err)
+	require.NoError(t, c.Start(t.Context()))
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	<-started
+	require.NoError(t, c.StopAndCancel(t.Context()))
+	row, err := c.Get(t.Context(), res.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.StatusCancelled, row.Status)
 }

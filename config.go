@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
 	"time"
@@ -44,7 +45,7 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often each queue is checked for due jobs when
-	// no wake-up comes sooner. Enqueues through this process wake the
+	// no wake-up comes sooner (at least 1 ms). Enqueues through this process wake the
 	// client at once. Default 1 s.
 	PollInterval time.Duration
 
@@ -66,7 +67,7 @@ type Config struct {
 	// 1 MiB.
 	MaxPayloadBytes int
 
-	// LeaseDuration is how long a claim lasts: a job whose client neither
+	// LeaseDuration is how long a claim lasts (at least 100 ms): a job whose client neither
 	// finishes it nor extends its lease within this time is taken back by
 	// any running client and run again. Running jobs' leases are extended
 	// every HeartbeatInterval, so a long job is never taken over while its
@@ -107,6 +108,30 @@ type Config struct {
 
 var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 
+// minLeaseDuration is the shortest lease accepted: a heartbeat every third
+// of it must still be able to reach the database.
+const minLeaseDuration = 100 * time.Millisecond
+
+// checkQueues validates Queues: valid names, no negative worker counts, and
+// at least one queue with workers for a client that has workers.
+func (cfg *Config) checkQueues() error {
+	worked := false
+	for name, q := range cfg.Queues {
+		if !queueNameRE.MatchString(name) {
+			return &ConfigError{Field: fmt.Sprintf("Queues[%q]", name),
+				Reason: "queue names are 1 to 128 letters, digits, or _ . : -"}
+		}
+		if q.MaxWorkers < 0 {
+			return &ConfigError{Field: fmt.Sprintf("Queues[%q].MaxWorkers", name), Reason: "must not be negative"}
+		}
+		worked = worked || q.MaxWorkers > 0
+	}
+	if len(cfg.Workers.units) > 0 && !worked {
+		return &ConfigError{Field: "Queues", Reason: "a client with workers needs a queue with MaxWorkers >= 1"}
+	}
+	return nil
+}
+
 // withDefaults returns a copy of c with defaults filled in, or a
 // *ConfigError naming the first invalid field.
 func (c *Config) withDefaults() (*Config, error) {
@@ -114,41 +139,39 @@ func (c *Config) withDefaults() (*Config, error) {
 	if c != nil {
 		cfg = *c
 	}
-	if cfg.Workers == nil {
-		cfg.Workers = NewWorkers()
+	// The client keeps its own copy of the workers: adding one to the
+	// Workers after NewClient does not change the client.
+	workers := NewWorkers()
+	if cfg.Workers != nil {
+		maps.Copy(workers.units, cfg.Workers.units)
 	}
+	cfg.Workers = workers
 	if cfg.Queues == nil {
 		cfg.Queues = map[string]QueueConfig{QueueDefault: {MaxWorkers: DefaultMaxWorkers}}
 	}
-	for name, q := range cfg.Queues {
-		if !queueNameRE.MatchString(name) {
-			return nil, &ConfigError{Field: fmt.Sprintf("Queues[%q]", name),
-				Reason: "queue names are 1 to 128 letters, digits, or _ . : -"}
-		}
-		if q.MaxWorkers < 0 {
-			return nil, &ConfigError{Field: fmt.Sprintf("Queues[%q].MaxWorkers", name), Reason: "must not be negative"}
-		}
+	if err := cfg.checkQueues(); err != nil {
+		return nil, err
 	}
 	durations := []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
+		name     string
+		v        *time.Duration
+		def, min time.Duration
 	}{
-		{"PollInterval", &cfg.PollInterval, DefaultPollInterval},
-		{"LeaseDuration", &cfg.LeaseDuration, DefaultLeaseDuration},
+		{"PollInterval", &cfg.PollInterval, DefaultPollInterval, time.Millisecond},
+		{"LeaseDuration", &cfg.LeaseDuration, DefaultLeaseDuration, minLeaseDuration},
 	}
 	for _, d := range durations {
-		if *d.v < 0 {
-			return nil, &ConfigError{Field: d.name, Reason: "must not be negative"}
-		}
 		*d.v = orDefault(*d.v, d.def)
+		if *d.v < d.min {
+			return nil, &ConfigError{Field: d.name, Reason: fmt.Sprintf("must be at least %s", d.min)}
+		}
 	}
 	if cfg.HeartbeatInterval < 0 || cfg.HeartbeatInterval >= cfg.LeaseDuration && cfg.HeartbeatInterval != 0 {
 		return nil, &ConfigError{Field: "HeartbeatInterval", Reason: "must be positive and shorter than LeaseDuration"}
 	}
 	cfg.HeartbeatInterval = orDefault(cfg.HeartbeatInterval, cfg.LeaseDuration/3)
-	if cfg.RescueInterval < 0 {
-		return nil, &ConfigError{Field: "RescueInterval", Reason: "must not be negative"}
+	if cfg.RescueInterval < 0 || cfg.RescueInterval > 0 && cfg.RescueInterval < time.Millisecond {
+		return nil, &ConfigError{Field: "RescueInterval", Reason: "must be at least 1ms"}
 	}
 	cfg.RescueInterval = orDefault(cfg.RescueInterval, cfg.LeaseDuration/2)
 	cfg.JobTimeout = orDefault(cfg.JobTimeout, DefaultJobTimeout)

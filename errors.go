@@ -31,9 +31,13 @@ var (
 	// ErrNilTx is returned by the Tx methods when given a nil transaction.
 	ErrNilTx = errors.New("sluice: nil transaction")
 
-	// ErrInvalidArgs is returned when job arguments cannot be encoded as
-	// JSON. The error is an *ArgsError.
+	// ErrInvalidArgs is returned when job arguments are nil or cannot be
+	// encoded as JSON. The error is an *ArgsError.
 	ErrInvalidArgs = errors.New("sluice: invalid job args")
+
+	// ErrNilError is returned by Nack when given a nil error: a failure
+	// needs a reason.
+	ErrNilError = errors.New("sluice: nack needs a non-nil error")
 
 	// ErrInvalidOptions is returned for enqueue options out of range. The
 	// error is an *OptionsError.

@@ -169,8 +169,9 @@ func ExampleClient_Ack() {
 	// completed {"message_id":"42"} rows sent: 1
 }
 
-// A job that fails is retried per the retry policy; Snooze and Cancel steer
-// it without spending retries.
+// A job that fails is retried per the retry policy. Snooze runs it again
+// later without spending a retry: the attempt counts, and the job gets one
+// more retry in exchange.
 func ExampleSnooze() {
 	ctx := context.Background()
 	db, cleanup := exampleDB()
@@ -186,7 +187,7 @@ func ExampleSnooze() {
 			fmt.Println("attempt", job.Attempt, "fails")
 			return errors.New("smtp timeout")
 		default:
-			fmt.Println("attempt", job.Attempt, "succeeds after:", job.Errors[0].Error)
+			fmt.Println("attempt", job.Attempt, "of", job.MaxRetries+1, "succeeds after:", job.Errors[0].Error)
 			close(done)
 			return nil
 		}
@@ -211,6 +212,6 @@ func ExampleSnooze() {
 	}
 	// Output:
 	// rate limited: snoozing
-	// attempt 1 fails
-	// attempt 2 succeeds after: smtp timeout
+	// attempt 2 fails
+	// attempt 3 of 5 succeeds after: smtp timeout
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -52,14 +53,25 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 	if jr.unit == nil {
 		return fmt.Errorf("sluice: no worker for topic %q", jr.row.Topic), false
 	}
-	call, timeout, err := jr.unit.prepare(jr)
-	if err != nil {
+	var (
+		call    func(context.Context) error
+		timeout time.Duration
+	)
+	if err := safeCall(r.jobsCtx, func(context.Context) (err error) {
+		call, timeout, err = jr.unit.prepare(jr)
+		return err
+	}); err != nil {
 		return err, false
 	}
 	timeout = orDefault(timeout, c.cfg.JobTimeout)
-	ctx, cancel := context.WithCancel(r.jobsCtx)
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(r.jobsCtx, timeout)
+	} else {
+		ctx, cancel = context.WithCancel(r.jobsCtx)
 	}
 	defer cancel()
 	done := make(chan error, 1)
@@ -75,7 +87,15 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 				"job_id", jr.row.ID, "topic", jr.row.Topic, "cause", context.Cause(ctx))
 		}
 	}
-	return err, errors.Is(context.Cause(ctx), errStopping)
+	// Stop interrupted the job only if it cancelled the context before the
+	// worker returned, and the worker did not ask for a snooze or a cancel.
+	var (
+		snooze    *SnoozeError
+		cancelErr *CancelError
+	)
+	stopped = err != nil && errors.Is(context.Cause(ctx), errStopping) &&
+		!errors.As(err, &snooze) && !errors.As(err, &cancelErr)
+	return err, stopped
 }
 
 // safeCall calls the worker, turning a panic into a *PanicError.
@@ -92,7 +112,7 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFinalize {
 	row, now := jr.row, c.now()
 	fin := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy}
-	if stopped && err != nil {
+	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true
 		return fin
@@ -111,7 +131,7 @@ func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFi
 	default:
 		fin.Error = attemptError(row.Attempt, now, err)
 		if row.Attempt <= row.MaxRetries {
-			fin.Status, fin.RunAt = StatusPending, c.retryPolicy(jr).NextRetry(row, now).UTC().Truncate(time.Microsecond)
+			fin.Status, fin.RunAt = StatusPending, c.nextRetry(jr, now)
 		} else {
 			fin.Status, fin.FinalizedAt = StatusFailed, now
 		}
@@ -119,21 +139,42 @@ func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFi
 	return fin
 }
 
-func (c *Client[TTx]) retryPolicy(jr *jobRun) RetryPolicy {
+// nextRetry asks the worker's or the Config's retry policy when jr runs
+// again. A policy that panics or returns a time in the past retries at once.
+func (c *Client[TTx]) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
+	policy := c.cfg.RetryPolicy
 	if jr.unit != nil && jr.unit.retryPolicy != nil {
-		return jr.unit.retryPolicy
+		policy = jr.unit.retryPolicy
 	}
-	return c.cfg.RetryPolicy
+	defer func() {
+		if v := recover(); v != nil {
+			c.cfg.Logger.Error("sluice: retry policy panicked; retrying at once", "job_id", jr.row.ID, "panic", v)
+			at = now
+		}
+	}()
+	row := *jr.row
+	at = policy.NextRetry(&row, now).UTC().Truncate(time.Microsecond)
+	if at.Before(now) {
+		at = now
+	}
+	return at
 }
 
 // attemptError records err as the error of attempt.
 func attemptError(attempt int, at time.Time, err error) *driver.AttemptError {
-	ae := &driver.AttemptError{Attempt: attempt, At: at, Error: truncate(err.Error(), maxErrorBytes)}
+	ae := &driver.AttemptError{Attempt: attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes)}
 	var p *PanicError
 	if errors.As(err, &p) {
-		ae.Trace = truncate(p.Stack, maxTraceBytes)
+		ae.Trace = cleanText(p.Stack, maxTraceBytes)
 	}
 	return ae
+}
+
+// cleanText makes s storable in every driver: NUL characters, which
+// Postgres cannot store in text or jsonb, are dropped, and s is cut to at
+// most n bytes.
+func cleanText(s string, n int) string {
+	return truncate(strings.ReplaceAll(s, "\x00", ""), n)
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.

@@ -23,6 +23,8 @@ func TestWorkerOutcomes(t *testing.T) {
 		attempt  int
 		errCount int
 		errHas   string
+		// maxRetries, when not 0, is the job's MaxRetries at the end.
+		maxRetries int
 	}{
 		{
 			name:    "nil completes",
@@ -60,7 +62,7 @@ func TestWorkerOutcomes(t *testing.T) {
 				}
 				return nil
 			},
-			status: sluice.StatusCompleted, attempt: 1,
+			status: sluice.StatusCompleted, attempt: 2, maxRetries: sluice.DefaultMaxRetries + 1,
 		},
 		{
 			name:    "cancel ends without retry",
@@ -94,6 +96,9 @@ func TestWorkerOutcomes(t *testing.T) {
 			require.NoError(t, err)
 			row := waitFor(t, c, res.Job.ID, tt.status)
 			require.Equal(t, tt.attempt, row.Attempt)
+			if tt.maxRetries != 0 {
+				require.Equal(t, tt.maxRetries, row.MaxRetries, "a snooze gives its retry back")
+			}
 			require.Len(t, row.Errors, tt.errCount)
 			require.False(t, row.FinalizedAt.IsZero())
 			require.Empty(t, row.LockedBy)

@@ -100,7 +100,10 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
 		prepare: func(run *jobRun) (func(context.Context) error, time.Duration, error) {
-			job := &Job[T]{JobRow: run.row, run: run}
+			// The worker gets its own copy of the row: the client fences
+			// the claim with the original, whatever the worker does.
+			row := *run.row
+			job := &Job[T]{JobRow: &row, run: run}
 			if err := json.Unmarshal(run.row.Payload, &job.Args); err != nil {
 				return nil, 0, fmt.Errorf("decode args of %q: %w", topic, err)
 			}

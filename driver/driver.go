@@ -25,7 +25,9 @@
 // # Fencing
 //
 // A claim makes a job processing, sets LockedBy to the claiming client's ID and
-// increments Attempt. The pair (LockedBy, Attempt) identifies that claim: every
+// increments Attempt. Attempt never decreases (a snooze or a release gives the
+// run back by raising MaxRetries instead), so (ID, Attempt) names one claim of
+// a job for all time, and with LockedBy it identifies that claim: every
 // operation that ends or extends a claim ([Executor.JobFinalize],
 // [Executor.JobHeartbeat], [Executor.JobRelease]) matches only rows that are
 // still processing under the same claim, and reports which rows it matched. A
@@ -142,9 +144,10 @@ type Executor interface {
 
 	// JobRelease hands claims back unfinished, for a client that is
 	// stopping: each job still processing under the claim (ID, Attempt,
-	// ClientID) becomes pending with RunAt set to Now, its Attempt
-	// decremented so the interrupted run spends no retry, AttemptedAt kept,
-	// and no error recorded. It returns how many it released.
+	// ClientID) becomes pending with RunAt set to Now, its MaxRetries
+	// incremented so the interrupted run spends no retry, Attempt and
+	// AttemptedAt kept, and no error recorded. It returns how many it
+	// released.
 	JobRelease(ctx context.Context, params *JobReleaseParams) (int, error)
 
 	// JobGet returns the job with the given ID, or an error matching
@@ -320,9 +323,9 @@ type JobFinalize struct {
 	Error *AttemptError
 	// Result, when not nil, is stored as the job's Result (JSON).
 	Result []byte
-	// Snooze, when true (Status pending), gives the attempt back: Attempt is
-	// decremented so the snoozed run spends no retry. AttemptedAt keeps the
-	// time of the run that snoozed.
+	// Snooze, when true (Status pending), gives the attempt back: MaxRetries
+	// is incremented so the snoozed run spends no retry. Attempt and
+	// AttemptedAt are kept.
 	Snooze bool
 }
 

@@ -87,11 +87,15 @@ func testFinalizeSnooze[TTx any](h *harness[TTx], m mode) {
 
 	want := unlocked(row, driver.StatusPending)
 	want.RunAt = h.at(5 * time.Minute)
-	want.Attempt = 0
+	want.MaxRetries++
 	h.requireStored(want)
 
+	// Attempt never decreases, so the old claim's fence cannot match the
+	// new claim, even by the same client.
 	again := h.claimJob(want, client1, h.at(5*time.Minute), h.at(6*time.Minute))
-	require.Equal(h.t, 1, again.Attempt, "Attempt after a snooze")
+	require.Equal(h.t, 2, again.Attempt, "Attempt after a snooze")
+	stale := ending(row, driver.StatusCompleted, h.at(7*time.Minute))
+	require.Equal(h.t, []bool{false}, h.finalizeVia(h.exec(), stale), "the snoozed claim's fence")
 }
 
 func testFinalizeErrors[TTx any](h *harness[TTx], m mode) {

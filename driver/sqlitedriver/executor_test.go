@@ -151,7 +151,8 @@ func TestClaimOrderAndFinalize(t *testing.T) {
 
 	snoozed := get(t, ex, low.ID)
 	require.Equal(t, driver.StatusPending, snoozed.Status)
-	require.Equal(t, 0, snoozed.Attempt)
+	require.Equal(t, 1, snoozed.Attempt, "a snooze keeps the attempt")
+	require.Equal(t, low.MaxRetries+1, snoozed.MaxRetries, "and gives the retry back")
 	require.Equal(t, base.Add(time.Hour), snoozed.RunAt)
 	require.Equal(t, driver.StatusProcessing, get(t, ex, late.ID).Status)
 }
@@ -226,7 +227,7 @@ func TestRescueHeartbeatRelease(t *testing.T) {
 	require.Equal(t, 1, released)
 	got := get(t, ex, kept.ID)
 	require.Equal(t, driver.StatusPending, got.Status)
-	require.Equal(t, 0, got.Attempt)
+	require.Equal(t, 1, got.Attempt, "a release keeps the attempt")
 	require.Equal(t, now, got.RunAt)
 	require.Empty(t, got.Errors)
 }

@@ -79,13 +79,13 @@ WHERE rowid IN (
 	LIMIT +?6)
 RETURNING ` + columns),
 		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
-		// ?6 finalized_at, ?7 attempt decrement, ?8 error (JSON or NULL),
+		// ?6 finalized_at, ?7 retries given back (snooze), ?8 error (JSON or NULL),
 		// ?9 result (JSON or NULL).
 		finalize: r.Replace(`UPDATE {t}
 SET status = ?4,
 	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
 	finalized_at = CASE WHEN ?4 = 'pending' THEN NULL ELSE ?6 END,
-	attempt = attempt - ?7,
+	max_retries = max_retries + ?7,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
@@ -109,7 +109,7 @@ WHERE rowid IN (
 RETURNING ` + columns),
 		// ?1 now, ?2 id, ?3 attempt, ?4 client.
 		release: r.Replace(`UPDATE {t}
-SET status = 'pending', attempt = attempt - 1, run_at = ?1,
+SET status = 'pending', max_retries = max_retries + 1, run_at = ?1,
 	locked_by = NULL, locked_until = NULL
 WHERE id = ?2 AND attempt = ?3 AND locked_by = ?4 AND status = 'processing'`),
 		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),

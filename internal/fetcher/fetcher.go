@@ -40,10 +40,11 @@ var burst = [...]time.Duration{
 }
 
 // coalesce is how long a hot claim loop (one whose last claim was full, so
-// that more jobs are likely waiting) may wait for more slots to free before
-// claiming for fewer than half of them. Claiming one job per freed slot
-// would make many tiny claims; waiting for half the slots makes few large
-// ones, and the cap keeps slow jobs' slots from idling.
+// that more jobs are likely waiting) may wait for all its slots to free
+// before claiming for fewer. Claiming one job per freed slot makes many tiny
+// claims, each a write transaction; waiting for the slots makes few full
+// ones, and the cap bounds how long a freed slot can idle behind slower
+// jobs.
 const coalesce = time.Millisecond
 
 // Fetcher claims jobs of one queue.
@@ -130,10 +131,10 @@ func (f *Fetcher) Run(ctx context.Context) {
 	gathering := false
 	for {
 		if free := f.cfg.MaxWorkers - f.Running(); due && free > 0 {
-			if hot && free < (f.cfg.MaxWorkers+1)/2 && !gathering {
+			if hot && free < f.cfg.MaxWorkers && !gathering {
 				gathering = true
 				gather.Reset(coalesce)
-			} else if !hot || free >= (f.cfg.MaxWorkers+1)/2 || !gathering {
+			} else if !hot || free >= f.cfg.MaxWorkers || !gathering {
 				gathering = false
 				n, err := f.claim(ctx, free)
 				if ctx.Err() != nil {
@@ -199,10 +200,22 @@ func addWake(wakes []time.Time, at time.Time) []time.Time {
 	return wakes
 }
 
-// claim claims up to limit jobs and starts them, returning how many.
+// claimTimeout bounds one claim.
+const claimTimeout = 30 * time.Second
+
+// claim claims up to limit jobs and starts them, returning how many. The
+// claim itself ignores ctx's cancellation: a claim that committed but
+// reported the cancellation would leave jobs claimed and never started until
+// their leases expired. Jobs claimed while ctx ended are started all the
+// same; Stop waits for them.
 func (f *Fetcher) claim(ctx context.Context, limit int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	now := f.cfg.Clock()
-	rows, err := f.cfg.Exec.JobClaim(ctx, &driver.JobClaimParams{
+	rows, err := f.cfg.Exec.JobClaim(claimCtx, &driver.JobClaimParams{
 		ClientID:    f.cfg.ClientID,
 		Queue:       f.cfg.Queue,
 		Topics:      f.cfg.Topics,

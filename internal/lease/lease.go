@@ -11,14 +11,12 @@ import (
 )
 
 // Heartbeat extends the leases of every job processing under clientID, once
-// per interval while active reports running jobs, until ctx ends.
+// per interval until ctx ends. It covers jobs whose outcomes wait to be
+// written as well as running ones.
 func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, interval, lease time.Duration,
-	clock func() time.Time, logger *slog.Logger, active func() bool,
+	clock func() time.Time, logger *slog.Logger,
 ) {
 	every(ctx, interval, false, func() {
-		if !active() {
-			return
-		}
 		_, err := exec.JobHeartbeat(ctx, &driver.JobHeartbeatParams{
 			ClientID:    clientID,
 			LockedUntil: clock().Add(lease),
