@@ -59,6 +59,19 @@ func NewClient[TTx any](d driver.Driver[TTx], cfg *Config) (*Client[TTx], error)
 	return c, nil
 }
 
+// clientKey is the context key under which a job's context carries its
+// client.
+type clientKey struct{}
+
+// ClientFromContext returns the client working the job whose context ctx
+// is, so that a worker can call Ack, Nack or Enqueue without holding the
+// client itself. TTx must be the client's transaction type. It returns nil
+// for a context that no client handed to a worker.
+func ClientFromContext[TTx any](ctx context.Context) *Client[TTx] {
+	c, _ := ctx.Value(clientKey{}).(*Client[TTx])
+	return c
+}
+
 // Driver returns the client's driver.
 func (c *Client[TTx]) Driver() driver.Driver[TTx] { return c.driver }
 

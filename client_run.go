@@ -101,7 +101,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 }
 
 func (c *Client[TTx]) newRun(ctx context.Context) *run {
-	base := context.WithoutCancel(ctx)
+	base := context.WithValue(context.WithoutCancel(ctx), clientKey{}, c)
 	r := &run{
 		lockedBy: c.cfg.ClientID + "/" + randomSuffix(),
 		fetchers: make(map[string]*fetcher.Fetcher),

@@ -123,11 +123,11 @@ func ExampleClient_Ack() {
 	if _, err := db.Exec(`CREATE TABLE sent (email TEXT)`); err != nil {
 		log.Fatal(err)
 	}
-	var client *sluice.Client[*sql.Tx]
 	done := make(chan struct{})
 	workers := sluice.NewWorkers()
 	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[EmailArgs]) error {
 		defer close(done)
+		client := sluice.ClientFromContext[*sql.Tx](ctx)
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -287,4 +288,18 @@ func TestWakeUpsDoNotWaitForThePoll(t *testing.T) {
 	time.Sleep(3 * time.Millisecond) // the commit comes a little after the enqueue
 	require.NoError(t, tx.Commit())
 	waitFor(t, c, inTx.Job.ID, sluice.StatusCompleted)
+}
+
+func TestClientFromContext(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	got := make(chan *sluice.Client[*sql.Tx], 1)
+	c := b.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+		got <- sluice.ClientFromContext[*sql.Tx](ctx)
+		return nil
+	})})
+	_, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	require.Same(t, c, <-got)
+	require.Nil(t, sluice.ClientFromContext[*sql.Tx](t.Context()))
 }
