@@ -1,0 +1,85 @@
+// Package pgxdriver is the sluice driver for Postgres, on
+// github.com/jackc/pgx/v5. The database the service already has becomes its
+// job queue: jobs live in one table (sluice_jobs unless [WithTable] says
+// otherwise), claimed with UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
+// LOCKED), so any number of processes on any number of hosts claim at once
+// without waiting for each other.
+//
+//	pool, err := pgxpool.New(ctx, "postgres://app@db/app")
+//	if err != nil { ... }
+//	drv := pgxdriver.New(pool)
+//	if err := drv.Migrate(ctx); err != nil { ... }
+//	client, err := sluice.NewClient(drv, &sluice.Config{Workers: workers})
+//
+// The driver's transaction type is pgx.Tx: jobs enqueued through
+// [Driver.UnwrapExecutor], and completions made through it, commit or roll
+// back with the caller's own transaction, from any pool or connection on the
+// same database. pgx does not roll a transaction back when its context is
+// cancelled; after an operation fails, roll the transaction back.
+//
+// # Options
+//
+//   - [WithSchema] puts the table in a schema of its own, created by
+//     Migrate. Without it the table name is unqualified and resolves through
+//     the connections' search_path.
+//   - [WithTable] renames the table (and, after it, its migrations table and
+//     indexes).
+//   - [WithoutListen] turns LISTEN off, for pools behind a pooler in
+//     transaction mode (see below).
+//
+// An invalid name given to an option does not panic: Migrate and every
+// operation return the error.
+//
+// # Schema
+//
+// [Driver.Migrate] creates the table and its indexes, recording applied
+// versions in <table>_migrations. It runs in one transaction holding
+// pg_advisory_xact_lock on a key derived from the table's name, so processes
+// migrating at once take turns; it is idempotent. IDs are uuid, payloads
+// and results jsonb, times timestamptz, attempt errors a jsonb array.
+//
+// Partial indexes hold only pending jobs (for claims, in claim order) and
+// processing jobs (for rescues and heartbeats), so the cost of a claim does
+// not grow with finished jobs; a partial unique index keeps one live job per
+// unique key. The table is created with fillfactor 90 and autovacuum scale
+// factors of 0.01 (vacuum) and 0.02 (analyze): a queue table is updated far
+// more than it grows, and its live part is small next to its dead tuples.
+// Finished jobs stay until something deletes them.
+//
+// # Running the migrations with another tool
+//
+// The migrations are plain SQL files in the migrations directory of this
+// package, named NNNN_description.sql, one per version. They contain
+// placeholders: {t} for the table's quoted, qualified name and {t_claim_idx},
+// {t_lease_idx}, {t_unique_key_idx} for its indexes' names.
+// [Driver.Migrations] returns them with the placeholders filled in for a
+// driver's options; write those out as goose, golang-migrate or atlas
+// migrations (goose wants a "-- +goose Up" line on top, golang-migrate
+// files named NNNN_name.up.sql), and do not call Migrate. Every statement is
+// idempotent (IF NOT EXISTS), so a database migrated either way can later
+// be migrated the other.
+//
+// # Inserts
+//
+// Jobs without a unique key are inserted with one INSERT over arrays
+// (unnest), or with COPY from [CopyThreshold] jobs on, in one transaction
+// with everything else of the call. A unique job is inserted with INSERT ...
+// ON CONFLICT on the partial unique index, reading the live job it
+// conflicts with. A job whose ID exists is an error, and nothing of the call
+// is inserted.
+//
+// # LISTEN/NOTIFY
+//
+// Every insert runs pg_notify, once per queue, in its own transaction: the
+// notification is delivered only if the insert commits. [Driver.Listen]
+// holds one connection of its own (opened with the pool's configuration,
+// not taken from the pool) in LISTEN on [Driver.Channel], and reconnects on
+// its own if it drops. Notifications are hints; a client still polls, and
+// polls alone when Listen fails.
+//
+// A pooler in transaction mode (PgBouncer's pool_mode=transaction, say)
+// cannot keep a session in LISTEN. Create the driver with [WithoutListen]:
+// Listen then returns [ErrListenDisabled] and the client relies on polling.
+// If the pool also cannot use prepared statements, configure it as pgx
+// documents (for example QueryExecModeExec); the driver needs nothing else.
+package pgxdriver

@@ -1,0 +1,70 @@
+package pgxdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// dbtx is what the driver runs statements on: the pool or a caller's
+// transaction. Both *pgxpool.Pool and pgx.Tx have these methods.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// executor implements driver.Executor over the driver's pool or a caller's
+// transaction (inTx).
+type executor struct {
+	d    *Driver
+	db   dbtx
+	inTx bool
+}
+
+// start checks the driver's configuration and ctx before an operation.
+func (e *executor) start(ctx context.Context, op string) error {
+	if e.d.err != nil {
+		return e.d.err
+	}
+	if err := ctx.Err(); err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	return nil
+}
+
+// atomic runs fn, which may run several statements, atomically: in the
+// caller's transaction as it is, and on the pool in a transaction of its
+// own, committed when fn succeeds.
+func (e *executor) atomic(ctx context.Context, fn func(db dbtx) error) error {
+	if e.inTx {
+		return fn(e.db)
+	}
+	tx, err := e.db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// wrapErr prefixes err with the operation. If ctx has ended, the result also
+// matches ctx's error, whatever pgx reported.
+func wrapErr(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("pgxdriver: %s: %w: %w", op, ctxErr, err)
+	}
+	return fmt.Errorf("pgxdriver: %s: %w", op, err)
+}

@@ -1,0 +1,201 @@
+package pgxdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// CopyThreshold is the number of jobs without a unique key from which
+// JobInsertMany inserts them with COPY instead of one INSERT over arrays.
+const CopyThreshold = 100
+
+// uniqueTries bounds how often a unique job's insert is run again when it
+// found a conflicting live job that its statement could not yet see.
+const uniqueTries = 5
+
+// copyColumns are the columns COPY fills.
+var copyColumns = []string{"id", "topic", "queue", "priority", "payload", "status",
+	"attempt", "max_retries", "run_at", "created_at"}
+
+// JobInsertMany inserts jobs without a unique key with one INSERT over
+// arrays, or with COPY from [CopyThreshold] jobs on, and each unique job
+// with an INSERT ... ON CONFLICT DO NOTHING that reads the live job when
+// nothing was inserted. Listeners are notified, once per queue, in the same
+// transaction. On the pool, a batch without unique jobs or COPY runs as one
+// implicit transaction; anything else runs in a transaction of its own.
+func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertManyParams) ([]driver.JobInsertResult, error) {
+	const op = "insert"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		return nil, errors.New("pgxdriver: insert: nil params")
+	}
+	jobs := params.Jobs
+	results := make([]driver.JobInsertResult, len(jobs))
+	if len(jobs) == 0 {
+		return results, nil
+	}
+	var plain []*driver.JobInsert
+	var unique []int
+	var queues []string
+	seen := make(map[string]bool)
+	for i, j := range jobs {
+		if j == nil {
+			return nil, fmt.Errorf("pgxdriver: insert: job %d is nil", i)
+		}
+		if j.UniqueKey == "" {
+			results[i].Job = newRow(j)
+			plain = append(plain, j)
+		} else {
+			unique = append(unique, i)
+		}
+		if !seen[j.Queue] {
+			seen[j.Queue] = true
+			queues = append(queues, j.Queue)
+		}
+	}
+	useCopy := len(plain) >= CopyThreshold
+	run := func(db dbtx) error {
+		if useCopy {
+			if _, err := db.CopyFrom(ctx, e.d.tableIdent(), copyColumns, copySource(plain)); err != nil {
+				return err
+			}
+		}
+		b := &pgx.Batch{}
+		if len(plain) > 0 && !useCopy {
+			b.Queue(e.d.q.insertRows, insertArgs(plain)...)
+		}
+		for _, i := range unique {
+			b.Queue(e.d.q.insertUnique, uniqueArgs(jobs[i])...)
+		}
+		b.Queue(e.d.q.notify, e.d.q.channel, queues)
+		return runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results)
+	}
+	var err error
+	if e.inTx || useCopy || len(unique) > 0 {
+		err = e.atomic(ctx, run)
+	} else {
+		// One batch without explicit transaction control runs as one
+		// implicit transaction: atomic, in a single round trip.
+		err = run(e.db)
+	}
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return results, nil
+}
+
+// runInsertBatch sends b (the plain insert if hasPlain, then one statement
+// per unique job, then the notification) and reads the unique jobs' results.
+// A unique job whose statement returned nothing is inserted again.
+func runInsertBatch(ctx context.Context, db dbtx, b *pgx.Batch, q *queries, jobs []*driver.JobInsert,
+	unique []int, hasPlain bool, results []driver.JobInsertResult) error {
+	br := db.SendBatch(ctx, b)
+	var retry []int
+	err := func() error {
+		if hasPlain {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		for _, i := range unique {
+			res, err := readUnique(br.QueryRow())
+			if err != nil {
+				return err
+			}
+			if res == nil {
+				retry = append(retry, i)
+				continue
+			}
+			results[i] = *res
+		}
+		_, err := br.Exec()
+		return err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	for _, i := range retry {
+		res, err := insertUniqueAgain(ctx, db, q, jobs[i])
+		if err != nil {
+			return err
+		}
+		results[i] = *res
+	}
+	return nil
+}
+
+// readUnique reads a unique insert's row; nil when there was none.
+func readUnique(row pgx.Row) (*driver.JobInsertResult, error) {
+	var dup bool
+	j, err := scanRow(row, &dup)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &driver.JobInsertResult{Job: j, Duplicate: dup}, nil
+}
+
+// insertUniqueAgain runs a unique job's insert until it inserts the job or
+// sees the live job it conflicts with. Each run is a new statement with a
+// new snapshot (in READ COMMITTED), which sees a conflicting job committed
+// while the previous run was under way.
+func insertUniqueAgain(ctx context.Context, db dbtx, q *queries, j *driver.JobInsert) (*driver.JobInsertResult, error) {
+	for range uniqueTries {
+		res, err := readUnique(db.QueryRow(ctx, q.insertUnique, uniqueArgs(j)...))
+		if err != nil || res != nil {
+			return res, err
+		}
+	}
+	return nil, fmt.Errorf("job %s: unique key %q conflicts with a job this transaction cannot see (is it REPEATABLE READ or SERIALIZABLE?)", j.ID, j.UniqueKey)
+}
+
+// insertArgs returns the parallel arrays of the insertRows statement.
+func insertArgs(jobs []*driver.JobInsert) []any {
+	n := len(jobs)
+	var (
+		ids, topics, queues, payloads = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		priorities, maxRetries        = make([]int32, n), make([]int32, n)
+		runAts, createdAts            = make([]time.Time, n), make([]time.Time, n)
+	)
+	for i, j := range jobs {
+		ids[i], topics[i], queues[i], payloads[i] = j.ID, j.Topic, j.Queue, string(j.Payload)
+		priorities[i], maxRetries[i] = int32(j.Priority), int32(j.MaxRetries)
+		runAts[i], createdAts[i] = j.RunAt, j.CreatedAt
+	}
+	return []any{ids, topics, queues, priorities, payloads, maxRetries, runAts, createdAts}
+}
+
+// uniqueArgs returns the arguments of the insertUnique statement.
+func uniqueArgs(j *driver.JobInsert) []any {
+	return []any{j.ID, j.Topic, j.Queue, j.Priority, string(j.Payload), j.MaxRetries,
+		j.RunAt, j.CreatedAt, j.UniqueKey}
+}
+
+// copySource returns the rows COPY inserts, in the order of copyColumns.
+func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
+	i := -1
+	row := make([]any, len(copyColumns))
+	return pgx.CopyFromFunc(func() ([]any, error) {
+		i++
+		if i >= len(jobs) {
+			return nil, nil
+		}
+		j := jobs[i]
+		row[0], row[1], row[2], row[3], row[4] = j.ID, j.Topic, j.Queue, int32(j.Priority), string(j.Payload)
+		row[5], row[6], row[7], row[8], row[9] = "pending", int32(0), int32(j.MaxRetries), j.RunAt, j.CreatedAt
+		return row, nil
+	})
+}

@@ -1,0 +1,163 @@
+package pgxdriver
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations returns the SQL of every migration [Driver.Migrate] applies,
+// in order, keyed by file name, with placeholders filled in for the
+// driver's schema and table. It is for those who run migrations with their
+// own tool (goose, golang-migrate, atlas): see the package documentation.
+func (d *Driver) Migrations() (map[string]string, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: migrations: %w", err)
+	}
+	out := make(map[string]string, len(ms))
+	r := d.migrationReplacer()
+	for _, m := range ms {
+		out[m.name] = r.Replace(m.sql)
+	}
+	return out, nil
+}
+
+// migration is one schema version: its SQL with placeholders (see
+// migrationReplacer).
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations returns the embedded migrations in version order. A file
+// is named NNNN_description.sql, NNNN being its version.
+func loadMigrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("migration %s: name does not start with a version", base)
+		}
+		b, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(b)})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s have the same version", ms[i-1].name, ms[i].name)
+		}
+	}
+	return ms, nil
+}
+
+// migrationReplacer fills in a migration's placeholders: {t} is the
+// qualified, quoted table and {t_suffix} the quoted name <table>_suffix of
+// one of its indexes (which Postgres puts in the table's schema).
+func (d *Driver) migrationReplacer() *strings.Replacer {
+	pairs := []string{"{t}", d.ident(d.table)}
+	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx"} {
+		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{d.table + "_" + suffix}.Sanitize())
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// lockKey is the key of the advisory lock Migrate holds: a hash of the
+// qualified table name, so migrations of different tables do not wait for
+// each other.
+func (d *Driver) lockKey() int64 {
+	h := fnv.New64a()
+	h.Write([]byte("sluice migrate " + d.ident(d.table)))
+	return int64(h.Sum64())
+}
+
+// Migrate brings the schema up to the newest version: in one transaction
+// holding a transaction-level advisory lock (pg_advisory_xact_lock), it
+// creates the schema given by [WithSchema] if needed, then applies every
+// embedded migration not yet recorded in the table <table>_migrations and
+// records it. Processes migrating at once take turns on the lock, and each
+// applies only what the others have not. Migrate is idempotent.
+func (d *Driver) Migrate(ctx context.Context) error {
+	if d.err != nil {
+		return d.err
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("pgxdriver: migrate: %w", err)
+	}
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return wrapErr(ctx, "migrate", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := d.migrate(ctx, tx, ms); err != nil {
+		return wrapErr(ctx, "migrate", err)
+	}
+	return wrapErr(ctx, "migrate", tx.Commit(ctx))
+}
+
+func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, d.lockKey()); err != nil {
+		return err
+	}
+	if d.schema != "" {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{d.schema}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	versions := d.ident(d.table + "_migrations")
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+versions+` (
+	version    integer     NOT NULL PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL
+)`); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT version FROM `+versions)
+	if err != nil {
+		return err
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
+	}
+	r := d.migrationReplacer()
+	for _, m := range ms {
+		if slices.Contains(applied, int32(m.version)) {
+			continue
+		}
+		if _, err := tx.Exec(ctx, r.Replace(m.sql)); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+versions+` (version, name, applied_at) VALUES ($1, $2, $3)`,
+			m.version, m.name, time.Now()); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package pgxdriver_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/internal/dbtest"
+)
+
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	d, pool, schema := newDriver(t)
+	ctx := t.Context()
+	for range 3 {
+		require.NoError(t, d.Migrate(ctx))
+	}
+	var versions int
+	require.NoError(t, pool.QueryRow(ctx,
+		`SELECT count(*) FROM `+schema+`.sluice_jobs_migrations`).Scan(&versions))
+	ms, err := d.Migrations()
+	require.NoError(t, err)
+	require.Equal(t, len(ms), versions, "each migration recorded once")
+}
+
+func TestMigrateConcurrentNewSchema(t *testing.T) {
+	t.Parallel()
+	pool, schema := dbtest.Pool(t)
+	ctx := t.Context()
+	// A schema that does not exist yet: every migrator tries to create it.
+	target := schema + "_q"
+	t.Cleanup(func() {
+		// Not t.Context(): it is cancelled before cleanups run.
+		if _, err := pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+target+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", target, err)
+		}
+	})
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = pgxdriver.New(pool, pgxdriver.WithSchema(target)).Migrate(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "migrator %d", i)
+	}
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(target))
+	res, err := d.Executor().JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: []*driver.JobInsert{newJob("q")}})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+}
+
+func TestMigrationsPlainSQL(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Pool(t)
+	ms, err := pgxdriver.New(pool, pgxdriver.WithSchema("app"), pgxdriver.WithTable("jobs")).Migrations()
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	for name, sql := range ms {
+		require.NotContains(t, sql, "{t", "%s: placeholder left", name)
+		require.Contains(t, sql, `"app"."jobs"`, name)
+		require.Contains(t, sql, `"jobs_claim_idx"`, name)
+	}
+}
+
+func TestInvalidNames(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Pool(t)
+	ctx := t.Context()
+	for _, opt := range []pgxdriver.Option{
+		pgxdriver.WithTable("jobs; DROP TABLE x"),
+		pgxdriver.WithTable(""),
+		pgxdriver.WithTable(strings.Repeat("a", 49)),
+		pgxdriver.WithSchema("1abc"),
+		pgxdriver.WithSchema(`a"b`),
+	} {
+		d := pgxdriver.New(pool, opt)
+		require.ErrorContains(t, d.Migrate(ctx), "invalid")
+		_, err := d.Executor().JobGet(ctx, &driver.JobGetParams{ID: "x"})
+		require.ErrorContains(t, err, "invalid")
+		_, err = d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", Topics: []string{"t"}, Limit: 1})
+		require.ErrorContains(t, err, "invalid")
+		_, err = d.Listen(ctx, func(driver.Notification) {})
+		require.ErrorContains(t, err, "invalid")
+	}
+	require.ErrorContains(t, pgxdriver.New(nil).Migrate(ctx), "nil")
+}
+
+func TestGetInvalidID(t *testing.T) {
+	t.Parallel()
+	d, pool, _ := newDriver(t)
+	ctx := t.Context()
+	for _, id := range []string{"", "not-a-uuid", "0190b6a8-0000-7000-8000-00000000000"} {
+		_, err := d.Executor().JobGet(ctx, &driver.JobGetParams{ID: id})
+		require.ErrorIs(t, err, driver.ErrNotFound, "id %q", id)
+	}
+	// In a transaction, the transaction stays usable.
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = d.UnwrapExecutor(tx).JobGet(ctx, &driver.JobGetParams{ID: "nope"})
+	require.ErrorIs(t, err, driver.ErrNotFound)
+	_, err = d.UnwrapExecutor(tx).JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: []*driver.JobInsert{newJob("q")}})
+	require.NoError(t, err)
+}

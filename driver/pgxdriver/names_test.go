@@ -1,0 +1,59 @@
+package pgxdriver_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+)
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("s", 63)
+	longTable := strings.Repeat("t", 48)
+	for _, tc := range []struct {
+		opts           []pgxdriver.Option
+		table, channel string
+	}{
+		{nil, `"sluice_jobs"`, "sluice_jobs"},
+		{[]pgxdriver.Option{pgxdriver.WithTable("Jobs")}, `"Jobs"`, "Jobs"},
+		{[]pgxdriver.Option{pgxdriver.WithSchema("app")}, `"app"."sluice_jobs"`, "app.sluice_jobs"},
+		{[]pgxdriver.Option{pgxdriver.WithSchema(long), pgxdriver.WithTable(longTable)},
+			`"` + long + `"."` + longTable + `"`, ""},
+	} {
+		d := pgxdriver.New(nil, tc.opts...)
+		require.Equal(t, tc.table, d.Table())
+		ch := d.Channel()
+		require.LessOrEqual(t, len(ch), 63, "channel %q", ch)
+		if tc.channel != "" {
+			require.Equal(t, tc.channel, ch)
+		}
+	}
+	// Long names that differ only at their end get different channels.
+	a := pgxdriver.New(nil, pgxdriver.WithSchema(long), pgxdriver.WithTable(longTable)).Channel()
+	b := pgxdriver.New(nil, pgxdriver.WithSchema(long), pgxdriver.WithTable(longTable[1:]+"u")).Channel()
+	require.NotEqual(t, a, b)
+}
+
+// TestFinalizeInvalidID checks that an item whose ID is not a UUID matches
+// nothing, and the rest of the batch is finalized.
+func TestFinalizeInvalidID(t *testing.T) {
+	t.Parallel()
+	d, _, _ := newDriver(t)
+	ctx := t.Context()
+	_, err := d.Executor().JobInsertMany(ctx, params(jobs(1, "default")))
+	require.NoError(t, err)
+	rows := claim(t, d, "c", 1)
+	matched, err := d.Executor().JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
+		{ID: "bogus", Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted},
+		{ID: rows[0].ID, Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted, FinalizedAt: rows[0].AttemptedAt},
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true}, matched)
+	n, err := d.Executor().JobRelease(ctx, &driver.JobReleaseParams{ClientID: "c", Jobs: []driver.JobClaimRef{{ID: "bogus", Attempt: 1}}})
+	require.NoError(t, err)
+	require.Zero(t, n)
+}

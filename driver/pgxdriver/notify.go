@@ -1,0 +1,125 @@
+package pgxdriver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Bounds of the delay between attempts to reconnect a listener whose
+// connection dropped. The delay doubles after each failed attempt.
+const (
+	reconnectMin = 50 * time.Millisecond
+	reconnectMax = 5 * time.Second
+)
+
+// Listen calls fn with a queue's name each time jobs are inserted into that
+// queue by any process using the same table, until ctx ends or stop is
+// called. Every insert runs pg_notify on [Driver.Channel] in its own
+// transaction, so the notification arrives only once that transaction has
+// committed, and Committed is always true.
+//
+// Listen opens one connection of its own with the pool's configuration (it
+// takes no connection from the pool) and runs LISTEN on it before it
+// returns; it returns an error if that fails. If the connection drops later,
+// Listen reconnects on its own, waiting between attempts from 50 ms up to
+// 5 s; notifications sent meanwhile are lost, which a polling client
+// tolerates. fn runs on the listener's goroutine and must not block.
+//
+// stop ends the listener, closes its connection and waits for its
+// goroutine: once stop has returned, fn is not called again. stop is
+// idempotent, and the returned stop is never nil. On a driver created with
+// [WithoutListen], Listen returns [ErrListenDisabled].
+func (d *Driver) Listen(ctx context.Context, fn func(driver.Notification)) (stop func(), err error) {
+	noop := func() {}
+	switch {
+	case d.err != nil:
+		return noop, d.err
+	case d.noListen:
+		return noop, ErrListenDisabled
+	case fn == nil:
+		return noop, errors.New("pgxdriver: listen: nil func")
+	}
+	conn, err := d.listenConn(ctx)
+	if err != nil {
+		return noop, wrapErr(ctx, "listen", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.listenLoop(ctx, conn, fn)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}, nil
+}
+
+// listenConn opens a connection with the pool's configuration and runs
+// LISTEN on it.
+func (d *Driver) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel()}.Sanitize()); err != nil {
+		closeConn(conn)
+		return nil, err
+	}
+	return conn, nil
+}
+
+// listenLoop delivers conn's notifications to fn until ctx ends,
+// reconnecting when the connection fails. It closes the connection it
+// holds when it returns.
+func (d *Driver) listenLoop(ctx context.Context, conn *pgx.Conn, fn func(driver.Notification)) {
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err == nil {
+			if ctx.Err() == nil {
+				fn(driver.Notification{Queue: n.Payload, Committed: true})
+			}
+			continue
+		}
+		closeConn(conn)
+		if conn = d.reconnect(ctx); conn == nil {
+			return
+		}
+	}
+}
+
+// reconnect opens a listening connection, waiting longer after each failed
+// attempt, until it succeeds or ctx ends (then it returns nil).
+func (d *Driver) reconnect(ctx context.Context) *pgx.Conn {
+	delay := reconnectMin
+	for {
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case <-timer.C:
+		}
+		conn, err := d.listenConn(ctx)
+		if err == nil {
+			return conn
+		}
+		delay = min(2*delay, reconnectMax)
+	}
+}
+
+// closeConn closes conn, waiting at most a second for the server.
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Close(ctx)
+}

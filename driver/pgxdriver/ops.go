@@ -1,0 +1,215 @@
+package pgxdriver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// JobClaim claims jobs with one UPDATE over a SELECT ... FOR UPDATE SKIP
+// LOCKED, so claimers running at once never wait for each other's rows.
+func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
+	const op = "claim"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: claim: nil params")
+	}
+	rows, err := e.db.Query(ctx, e.d.q.claim, p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	jobs, err := scanRows(rows)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	slices.SortFunc(jobs, func(a, b *driver.JobRow) int {
+		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+			return c
+		}
+		if c := a.RunAt.Compare(b.RunAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return jobs, nil
+}
+
+// JobFinalize ends every claim of the batch with one UPDATE over arrays.
+func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
+	const op = "finalize"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: finalize: nil params")
+	}
+	matched := make([]bool, len(p.Jobs))
+	args, index, err := finalizeArgs(p.Jobs)
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: finalize: %w", err)
+	}
+	if args == nil {
+		return matched, nil
+	}
+	rows, err := e.db.Query(ctx, e.d.q.finalize, args...)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	var ord int64
+	_, err = pgx.ForEachRow(rows, []any{&ord}, func() error {
+		matched[index[ord-1]] = true
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return matched, nil
+}
+
+// finalizeArgs returns the finalize statement's arrays and the index in
+// items of each array element. Items whose ID is not a UUID match nothing
+// and are left out; args is nil when none is left.
+func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err error) {
+	var (
+		ids                  []pgtype.UUID
+		attempts, giveBack   []int32
+		lockedBy, statuses   []string
+		runAts, finalizedAts []pgtype.Timestamptz
+		errs, results        []pgtype.Text
+	)
+	for i, it := range items {
+		if it == nil {
+			return nil, nil, fmt.Errorf("item %d is nil", i)
+		}
+		id, ok := parseUUID(it.ID)
+		if !ok {
+			continue
+		}
+		var e []byte
+		if it.Error != nil {
+			if e, err = errorJSON(it.Error); err != nil {
+				return nil, nil, fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+		back := int32(0)
+		if it.Snooze && it.Status == driver.StatusPending {
+			back = 1
+		}
+		ids = append(ids, id)
+		attempts = append(attempts, int32(it.Attempt))
+		lockedBy = append(lockedBy, it.LockedBy)
+		statuses = append(statuses, string(it.Status))
+		runAts = append(runAts, pgtype.Timestamptz{Time: it.RunAt, Valid: true})
+		finalizedAts = append(finalizedAts, nullTime(it.FinalizedAt))
+		giveBack = append(giveBack, back)
+		errs = append(errs, nullText(e))
+		results = append(results, nullText(it.Result))
+		index = append(index, i)
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results}, index, nil
+}
+
+// JobHeartbeat extends the leases of a client's jobs with one UPDATE.
+func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) (int, error) {
+	const op = "heartbeat"
+	if err := e.start(ctx, op); err != nil {
+		return 0, err
+	}
+	if p == nil {
+		return 0, errors.New("pgxdriver: heartbeat: nil params")
+	}
+	tag, err := e.db.Exec(ctx, e.d.q.heartbeat, p.ClientID, p.LockedUntil)
+	if err != nil {
+		return 0, wrapErr(ctx, op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// JobRescue takes back expired claims with one UPDATE over a SELECT ...
+// FOR UPDATE SKIP LOCKED, so rescuers running at once take different jobs.
+func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]*driver.JobRow, error) {
+	const op = "rescue"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: rescue: nil params")
+	}
+	e1, err := errorJSON(&p.Error)
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: rescue: %w", err)
+	}
+	rows, err := e.db.Query(ctx, e.d.q.rescue, p.Now, string(e1), p.Limit)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	jobs, err := scanRows(rows)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return jobs, nil
+}
+
+// JobRelease hands claims back with one UPDATE over arrays.
+func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (int, error) {
+	const op = "release"
+	if err := e.start(ctx, op); err != nil {
+		return 0, err
+	}
+	if p == nil {
+		return 0, errors.New("pgxdriver: release: nil params")
+	}
+	var (
+		ids      []pgtype.UUID
+		attempts []int32
+	)
+	for _, ref := range p.Jobs {
+		if id, ok := parseUUID(ref.ID); ok {
+			ids = append(ids, id)
+			attempts = append(attempts, int32(ref.Attempt))
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tag, err := e.db.Exec(ctx, e.d.q.release, p.Now, p.ClientID, ids, attempts)
+	if err != nil {
+		return 0, wrapErr(ctx, op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// JobGet reads one job. An ID that is not a UUID names no job.
+func (e *executor) JobGet(ctx context.Context, p *driver.JobGetParams) (*driver.JobRow, error) {
+	const op = "get"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: get: nil params")
+	}
+	id, ok := parseUUID(p.ID)
+	if !ok {
+		return nil, fmt.Errorf("pgxdriver: get %s: %w", p.ID, driver.ErrNotFound)
+	}
+	j, err := scanRow(e.db.QueryRow(ctx, e.d.q.get, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("pgxdriver: get %s: %w", p.ID, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return j, nil
+}

@@ -1,0 +1,163 @@
+package pgxdriver
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// columns are the jobs table's columns in the order scanRow reads them,
+// qualified by the alias j.
+const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
+	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
+	"j.unique_key, j.errors, j.result"
+
+// The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
+// scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
+// with the item's or the rescue's error appended (see appendError).
+const (
+	// insertRowsSQL inserts jobs without a unique key from parallel
+	// arrays.
+	insertRowsSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
+	max_retries, run_at, created_at)
+SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
+	$7::timestamptz[], $8::timestamptz[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at)`
+
+	// insertUniqueSQL inserts one job unless a live job has its unique key,
+	// and returns the new row (false) or the live one (true). $1 id, $2
+	// topic, $3 queue, $4 priority, $5 payload, $6 max_retries, $7 run_at,
+	// $8 created_at, $9 unique_key. The live row is read only when nothing
+	// was inserted; it is visible to this statement unless it was committed
+	// after the statement began, and then nothing is returned and the
+	// caller runs the statement again.
+	insertUniqueSQL = `WITH ins AS (
+	INSERT INTO {t} AS j (id, topic, queue, priority, payload, status, attempt,
+		max_retries, run_at, created_at, unique_key)
+	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9)
+	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
+	DO NOTHING
+	RETURNING {cols}
+)
+SELECT false, * FROM ins
+UNION ALL
+SELECT true, {cols} FROM {t} AS j
+WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS (SELECT FROM ins)`
+
+	// notifySQL notifies channel $1 once for each queue in $2.
+	notifySQL = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`
+
+	// claimSQL: $1 client, $2 locked_until, $3 now, $4 queue, $5 topics,
+	// $6 limit.
+	claimSQL = `UPDATE {t} AS j
+SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
+	attempt = j.attempt + 1
+FROM (
+	SELECT id FROM {t}
+	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
+	ORDER BY priority, run_at, id
+	LIMIT $6
+	FOR UPDATE SKIP LOCKED
+) AS c
+WHERE j.id = c.id
+RETURNING {cols}`
+
+	// finalizeSQL ends claims given as parallel arrays, one element per
+	// item, numbered by ord; the items that matched come back by number.
+	finalizeSQL = `UPDATE {t} AS j
+SET status = i.status,
+	run_at = CASE WHEN i.status = 'pending' THEN i.run_at ELSE j.run_at END,
+	finalized_at = CASE WHEN i.status = 'pending' THEN NULL ELSE i.finalized_at END,
+	max_retries = j.max_retries + i.give_back,
+	locked_by = NULL, locked_until = NULL,
+	errors = CASE WHEN i.error IS NULL THEN j.errors ELSE {finalizeErrors} END,
+	result = coalesce(i.result::jsonb, j.result)
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
+	$6::timestamptz[], $7::int[], $8::text[], $9::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, ord)
+WHERE j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+	AND j.status = 'processing'
+RETURNING i.ord`
+
+	// heartbeatSQL: $1 client, $2 locked_until. The condition on
+	// locked_until lets it walk the lease index, which holds only
+	// processing jobs.
+	heartbeatSQL = `UPDATE {t} SET locked_until = $2
+WHERE status = 'processing' AND locked_by = $1 AND locked_until IS NOT NULL`
+
+	// rescueSQL: $1 now, $2 error (JSON; its attempt is set per job), $3
+	// limit.
+	rescueSQL = `UPDATE {t} AS j
+SET status = CASE WHEN j.attempt <= j.max_retries THEN 'pending' ELSE 'failed' END,
+	run_at = CASE WHEN j.attempt <= j.max_retries THEN $1 ELSE j.run_at END,
+	finalized_at = CASE WHEN j.attempt <= j.max_retries THEN NULL ELSE $1 END,
+	locked_by = NULL, locked_until = NULL,
+	errors = {rescueErrors}
+FROM (
+	SELECT id FROM {t}
+	WHERE status = 'processing' AND locked_until < $1
+	ORDER BY locked_until
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED
+) AS c
+WHERE j.id = c.id
+RETURNING {cols}`
+
+	// releaseSQL: $1 now, $2 client, $3 ids, $4 attempts.
+	releaseSQL = `UPDATE {t} AS j
+SET status = 'pending', max_retries = j.max_retries + 1, run_at = $1,
+	locked_by = NULL, locked_until = NULL
+FROM unnest($3::uuid[], $4::int[]) AS r(id, attempt)
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.locked_by = $2 AND j.status = 'processing'`
+
+	getSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = $1`
+)
+
+// queries holds the driver's SQL, with the table name filled in, and the
+// channel inserts notify.
+type queries struct {
+	channel      string
+	insertRows   string
+	insertUnique string
+	notify       string
+	claim        string
+	finalize     string
+	heartbeat    string
+	rescue       string
+	release      string
+	get          string
+}
+
+func newQueries(table, channel string) *queries {
+	r := strings.NewReplacer("{t}", table, "{cols}", columns,
+		"{finalizeErrors}", appendError("i.error::jsonb"),
+		"{rescueErrors}", appendError("jsonb_set($2::text::jsonb, '{attempt}', to_jsonb(j.attempt))"))
+	fill := r.Replace
+	return &queries{
+		channel:      channel,
+		insertRows:   fill(insertRowsSQL),
+		insertUnique: fill(insertUniqueSQL),
+		notify:       notifySQL,
+		claim:        fill(claimSQL),
+		finalize:     fill(finalizeSQL),
+		heartbeat:    fill(heartbeatSQL),
+		rescue:       fill(rescueSQL),
+		release:      fill(releaseSQL),
+		get:          fill(getSQL),
+	}
+}
+
+// appendError returns an SQL expression for the errors column of j with the
+// jsonb object elem appended, keeping the newest driver.MaxErrorsKept.
+func appendError(elem string) string {
+	keep := strconv.Itoa(driver.MaxErrorsKept)
+	return `(CASE
+		WHEN j.errors IS NULL THEN jsonb_build_array(` + elem + `)
+		WHEN jsonb_array_length(j.errors) < ` + keep + ` THEN j.errors || jsonb_build_array(` + elem + `)
+		ELSE (SELECT jsonb_agg(e.v ORDER BY e.n)
+			FROM jsonb_array_elements(j.errors || jsonb_build_array(` + elem + `)) WITH ORDINALITY AS e(v, n)
+			WHERE e.n > jsonb_array_length(j.errors) + 1 - ` + keep + `)
+	END)`
+}

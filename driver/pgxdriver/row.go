@@ -1,0 +1,132 @@
+package pgxdriver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// stored returns t as Postgres stores it: in UTC, truncated to the
+// microsecond (pgx sends whole microseconds).
+func stored(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// nullTime returns t as a parameter, NULL when t is zero.
+func nullTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
+// fromNullTime returns the time read from a nullable column, zero when
+// NULL, in UTC.
+func fromNullTime(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
+// nullText returns b as a text parameter, NULL when b is nil.
+func nullText(b []byte) pgtype.Text {
+	return pgtype.Text{String: string(b), Valid: b != nil}
+}
+
+// parseUUID parses id as Postgres would; ok is false when id is not a
+// UUID, so no job can have it.
+func parseUUID(id string) (u pgtype.UUID, ok bool) {
+	if err := u.Scan(id); err != nil || !u.Valid {
+		return pgtype.UUID{}, false
+	}
+	return u, true
+}
+
+// errorJSON returns e as stored in the errors column, its time in UTC.
+func errorJSON(e *driver.AttemptError) ([]byte, error) {
+	c := *e
+	c.At = c.At.UTC()
+	return json.Marshal(c)
+}
+
+// newRow returns the row j is stored as right after its insert.
+func newRow(j *driver.JobInsert) *driver.JobRow {
+	return &driver.JobRow{
+		ID:         j.ID,
+		Topic:      j.Topic,
+		Queue:      j.Queue,
+		Priority:   j.Priority,
+		Payload:    bytes.Clone(j.Payload),
+		Status:     driver.StatusPending,
+		MaxRetries: j.MaxRetries,
+		RunAt:      stored(j.RunAt),
+		CreatedAt:  stored(j.CreatedAt),
+		UniqueKey:  j.UniqueKey,
+	}
+}
+
+// scanRow reads one row of the columns listed in columns, after the
+// leading destinations lead.
+func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
+	var (
+		j                                     driver.JobRow
+		status                                string
+		runAt, createdAt                      time.Time
+		attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
+		lockedBy, uniqueKey                   pgtype.Text
+		payload, errs, result                 []byte
+	)
+	dest := append(lead, &j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
+		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
+		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	j.Status = driver.JobStatus(status)
+	j.RunAt = runAt.UTC()
+	j.CreatedAt = createdAt.UTC()
+	j.AttemptedAt = fromNullTime(attemptedAt)
+	j.FinalizedAt = fromNullTime(finalizedAt)
+	j.LockedUntil = fromNullTime(lockedUntil)
+	j.LockedBy = lockedBy.String
+	j.UniqueKey = uniqueKey.String
+	if len(payload) > 0 {
+		j.Payload = payload
+	}
+	if len(result) > 0 {
+		j.Result = result
+	}
+	if len(errs) > 0 {
+		if err := json.Unmarshal(errs, &j.Errors); err != nil {
+			return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
+		}
+		for i := range j.Errors {
+			j.Errors[i].At = j.Errors[i].At.UTC()
+		}
+	}
+	return &j, nil
+}
+
+// scanRows reads every row of rows and closes it.
+func scanRows(rows pgx.Rows) ([]*driver.JobRow, error) {
+	defer rows.Close()
+	var jobs []*driver.JobRow
+	for rows.Next() {
+		j, err := scanRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
