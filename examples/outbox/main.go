@@ -3,22 +3,25 @@
 // records the shipment and acks its job in another, so the queue and the
 // business tables never disagree, even when a worker fails halfway.
 //
+// It runs on a SQLite file in a temporary directory, or on Postgres when
+// given a URL, in a fresh schema that it drops when done:
+//
 //	go run ./examples/outbox
+//	go run ./examples/outbox -database-url postgres://postgres@127.0.0.1:5432/test
+//	DATABASE_URL=postgres://... go run ./examples/outbox
 package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
 // ShipArgs are the arguments of a shipping job.
@@ -29,29 +32,41 @@ type ShipArgs struct {
 // Topic names the job type.
 func (ShipArgs) Topic() string { return "ship_order" }
 
+// store is what the example needs of a database, whatever its transaction
+// type: the SQLite and Postgres versions differ only here.
+type store[TTx any] struct {
+	begin    func(ctx context.Context) (TTx, error)
+	commit   func(ctx context.Context, tx TTx) error
+	rollback func(ctx context.Context, tx TTx) error
+	// exec runs a statement in tx; insertID runs one returning an id.
+	exec     func(ctx context.Context, tx TTx, query string, args ...any) error
+	insertID func(ctx context.Context, tx TTx, query string, args ...any) (int64, error)
+	// counts runs a query returning integers, outside any transaction.
+	counts func(ctx context.Context, query string, dest ...*int) error
+}
+
 // ShipWorker records a shipment and acks its job in one transaction.
-type ShipWorker struct {
+type ShipWorker[TTx any] struct {
 	sluice.WorkerDefaults[ShipArgs]
-	db     *sql.DB
-	client *sluice.Client[*sql.Tx]
+	store *store[TTx]
 	// crashes counts simulated failures between the business write and the
 	// commit.
 	crashes atomic.Int32
 }
 
 // RetryPolicy retries quickly, to keep the demo short.
-func (w *ShipWorker) RetryPolicy() sluice.RetryPolicy {
+func (w *ShipWorker[TTx]) RetryPolicy() sluice.RetryPolicy {
 	return sluice.SquareRetryPolicy{Unit: 100 * time.Millisecond}
 }
 
 // Work ships one order.
-func (w *ShipWorker) Work(ctx context.Context, job *sluice.Job[ShipArgs]) error {
-	tx, err := w.db.BeginTx(ctx, nil)
+func (w *ShipWorker[TTx]) Work(ctx context.Context, job *sluice.Job[ShipArgs]) error {
+	tx, err := w.store.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO shipments (order_id, job_id) VALUES (?, ?)`,
+	defer w.store.rollback(ctx, tx)
+	if err := w.store.exec(ctx, tx, `INSERT INTO shipments (order_id, job_id) VALUES ($1, $2)`,
 		job.Args.OrderID, job.ID); err != nil {
 		return err
 	}
@@ -61,54 +76,41 @@ func (w *ShipWorker) Work(ctx context.Context, job *sluice.Job[ShipArgs]) error 
 		w.crashes.Add(1)
 		return errors.New("carrier API timed out")
 	}
-	if err := w.client.Ack(ctx, tx, job); err != nil {
+	client := sluice.ClientFromContext[TTx](ctx)
+	if err := client.Ack(ctx, tx, job); err != nil {
 		return err // ErrLeaseLost: someone else owns the job now; roll back
 	}
-	return tx.Commit()
+	return w.store.commit(ctx, tx)
 }
 
 func main() {
-	if err := run(); err != nil {
+	url := flag.String("database-url", os.Getenv("DATABASE_URL"),
+		"Postgres URL; empty runs on a SQLite file (default $DATABASE_URL)")
+	flag.Parse()
+	var err error
+	if *url == "" {
+		err = runSQLite(context.Background())
+	} else {
+		err = runPostgres(context.Background(), *url)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run() error {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "sluice-outbox-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	db, err := sqlitedriver.Open(filepath.Join(dir, "shop.db"))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL);
-		CREATE TABLE shipments (order_id INTEGER NOT NULL UNIQUE, job_id TEXT NOT NULL)`); err != nil {
-		return err
-	}
-
-	worker := &ShipWorker{db: db}
-	workers := sluice.NewWorkers()
-	sluice.AddWorker(workers, worker)
-	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Workers: workers})
-	if err != nil {
-		return err
-	}
-	worker.client = client
+// run places orders, lets the worker ship them, and checks that the queue
+// and the business tables agree.
+func run[TTx any](ctx context.Context, st *store[TTx], client *sluice.Client[TTx], worker *ShipWorker[TTx]) error {
 	if err := client.Start(ctx); err != nil {
 		return err
 	}
-
 	const orders = 12
 	for i := 1; i <= orders; i++ {
-		if err := placeOrder(ctx, db, client, fmt.Sprintf("item-%d", i), i == orders); err != nil {
+		if err := placeOrder(ctx, st, client, fmt.Sprintf("item-%d", i), i == orders); err != nil {
 			return err
 		}
 	}
-	if err := waitShipped(ctx, db, orders-1); err != nil {
+	if err := waitShipped(ctx, st, orders-1); err != nil {
 		return err
 	}
 	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -116,22 +118,18 @@ func run() error {
 	if err := client.Stop(stopCtx); err != nil {
 		return err
 	}
-	return report(ctx, db, int(worker.crashes.Load()))
+	return report(ctx, st, int(worker.crashes.Load()))
 }
 
 // placeOrder writes an order and enqueues its shipping job in one
 // transaction; abandon rolls it back, as a failed request would.
-func placeOrder(ctx context.Context, db *sql.DB, client *sluice.Client[*sql.Tx], item string, abandon bool) error {
-	tx, err := db.BeginTx(ctx, nil)
+func placeOrder[TTx any](ctx context.Context, st *store[TTx], client *sluice.Client[TTx], item string, abandon bool) error {
+	tx, err := st.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO orders (item) VALUES (?)`, item)
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
+	defer st.rollback(ctx, tx)
+	id, err := st.insertID(ctx, tx, `INSERT INTO orders (item) VALUES ($1) RETURNING id`, item)
 	if err != nil {
 		return err
 	}
@@ -139,16 +137,16 @@ func placeOrder(ctx context.Context, db *sql.DB, client *sluice.Client[*sql.Tx],
 		return err
 	}
 	if abandon {
-		return tx.Rollback()
+		return st.rollback(ctx, tx)
 	}
-	return tx.Commit()
+	return st.commit(ctx, tx)
 }
 
-func waitShipped(ctx context.Context, db *sql.DB, want int) error {
+func waitShipped[TTx any](ctx context.Context, st *store[TTx], want int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sluice_jobs WHERE status = 'completed'`).Scan(&n); err != nil {
+		if err := st.counts(ctx, `SELECT count(*) FROM sluice_jobs WHERE status = 'completed'`, &n); err != nil {
 			return err
 		}
 		if n == want {
@@ -159,15 +157,15 @@ func waitShipped(ctx context.Context, db *sql.DB, want int) error {
 	return errors.New("orders were not shipped in time")
 }
 
-func report(ctx context.Context, db *sql.DB, crashes int) error {
+func report[TTx any](ctx context.Context, st *store[TTx], crashes int) error {
 	var orders, shipments, completed, mismatched int
-	err := db.QueryRowContext(ctx, `SELECT
+	err := st.counts(ctx, `SELECT
 		(SELECT count(*) FROM orders),
 		(SELECT count(*) FROM shipments),
 		(SELECT count(*) FROM sluice_jobs WHERE status = 'completed'),
-		(SELECT count(*) FROM sluice_jobs j LEFT JOIN shipments s ON s.job_id = j.id
-		   WHERE (j.status = 'completed') <> (s.job_id IS NOT NULL))`).
-		Scan(&orders, &shipments, &completed, &mismatched)
+		(SELECT count(*) FROM sluice_jobs j LEFT JOIN shipments s ON s.job_id = CAST(j.id AS TEXT)
+		   WHERE (j.status = 'completed') <> (s.job_id IS NOT NULL))`,
+		&orders, &shipments, &completed, &mismatched)
 	if err != nil {
 		return err
 	}
