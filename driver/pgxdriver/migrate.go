@@ -5,14 +5,13 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/driver/internal/migration"
 )
 
 //go:embed migrations/*.sql
@@ -33,47 +32,14 @@ func (d *Driver) Migrations() (map[string]string, error) {
 	out := make(map[string]string, len(ms))
 	r := d.migrationReplacer()
 	for _, m := range ms {
-		out[m.name] = r.Replace(m.sql)
+		out[m.Name] = r.Replace(m.SQL)
 	}
 	return out, nil
 }
 
-// migration is one schema version: its SQL with placeholders (see
-// migrationReplacer).
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// loadMigrations returns the embedded migrations in version order. A file
-// is named NNNN_description.sql, NNNN being its version.
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name does not start with a version", base)
-		}
-		b, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s have the same version", ms[i-1].name, ms[i].name)
-		}
-	}
-	return ms, nil
+// loadMigrations returns the embedded migrations in version order.
+func loadMigrations() ([]migration.Migration, error) {
+	return migration.Load(migrationFS, "migrations/*.sql")
 }
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
@@ -121,7 +87,7 @@ func (d *Driver) Migrate(ctx context.Context) error {
 	return wrapErr(ctx, "migrate", tx.Commit(ctx))
 }
 
-func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration) error {
+func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration.Migration) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, d.lockKey()); err != nil {
 		return err
 	}
@@ -148,15 +114,15 @@ func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration) error {
 	}
 	r := d.migrationReplacer()
 	for _, m := range ms {
-		if slices.Contains(applied, int32(m.version)) {
+		if slices.Contains(applied, int32(m.Version)) {
 			continue
 		}
-		if _, err := tx.Exec(ctx, r.Replace(m.sql)); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, r.Replace(m.SQL)); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+versions+` (version, name, applied_at) VALUES ($1, $2, $3)`,
-			m.version, m.name, time.Now()); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+			m.Version, m.Name, time.Now()); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	return nil

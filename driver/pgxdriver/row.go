@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // stored returns t as Postgres stores it: in UTC, truncated to the
@@ -103,13 +104,9 @@ func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
 	if len(result) > 0 {
 		j.Result = result
 	}
-	if len(errs) > 0 {
-		if err := json.Unmarshal(errs, &j.Errors); err != nil {
-			return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
-		}
-		for i := range j.Errors {
-			j.Errors[i].At = j.Errors[i].At.UTC()
-		}
+	var err error
+	if j.Errors, err = rowcodec.Errors(errs); err != nil {
+		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
 	}
 	return &j, nil
 }

@@ -6,53 +6,18 @@ import (
 	sqldriver "database/sql/driver"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/driver/internal/migration"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one schema version: its SQL with "{t}" standing for the
-// jobs table's name.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// loadMigrations returns the embedded migrations in version order. A file
-// is named NNNN_description.sql, NNNN being its version.
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name does not start with a version", base)
-		}
-		b, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s have the same version", ms[i-1].name, ms[i].name)
-		}
-	}
-	return ms, nil
+// loadMigrations returns the embedded migrations in version order.
+func loadMigrations() ([]migration.Migration, error) {
+	return migration.Load(migrationFS, "migrations/*.sql")
 }
 
 // Migrate brings the schema up to the newest version: it applies, in one
@@ -83,7 +48,7 @@ func (d *Driver) Migrate(ctx context.Context) error {
 
 // migrate applies ms on a connection of its own, in a transaction begun
 // with BEGIN IMMEDIATE whatever the handle's _txlock.
-func (d *Driver) migrate(ctx context.Context, ms []migration) (err error) {
+func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -114,15 +79,15 @@ func (d *Driver) migrate(ctx context.Context, ms []migration) (err error) {
 	}
 	r := strings.NewReplacer("{t}", d.table)
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.Version] {
 			continue
 		}
-		if _, err := conn.ExecContext(ctx, r.Replace(m.sql)); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := conn.ExecContext(ctx, r.Replace(m.SQL)); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		if _, err := conn.ExecContext(ctx, `INSERT INTO `+migrations+` (version, applied_at) VALUES (?, ?)`,
-			m.version, micros(time.Now())); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+			m.Version, micros(time.Now())); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	_, err = conn.ExecContext(ctx, "COMMIT")

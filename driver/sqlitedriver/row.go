@@ -2,11 +2,11 @@ package sqlitedriver
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // Times are stored as INTEGER microseconds since the Unix epoch, UTC, so
@@ -93,13 +93,8 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	if result != nil {
 		j.Result = result
 	}
-	if len(errs) > 0 {
-		if err := json.Unmarshal(errs, &j.Errors); err != nil {
-			return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
-		}
-		for i := range j.Errors {
-			j.Errors[i].At = j.Errors[i].At.UTC()
-		}
+	if j.Errors, err = rowcodec.Errors(errs); err != nil {
+		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
 	}
 	return &j, nil
 }

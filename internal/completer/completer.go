@@ -27,10 +27,11 @@ type Item struct {
 // completion is written at once.
 //
 // A batch that fails is split, so that one item the database rejects cannot
-// hold back the others. Items that keep failing are retried with a growing
-// pause for up to the retry window (the database may be restarting), then
-// given up: their jobs stay processing until their leases expire and the
-// rescuer takes them back.
+// take the others down with it. Items that fail wait in a retry list, tried
+// again with a growing pause between new batches, so they never hold new
+// outcomes back, for up to the retry window (the database may be
+// restarting); then they are given up: their jobs stay processing until
+// their leases expire and the rescuer takes them back.
 type Completer struct {
 	exec   driver.Executor
 	logger *slog.Logger
@@ -84,58 +85,153 @@ func (c *Completer) Stop(ctx context.Context) {
 
 func (c *Completer) loop() {
 	defer close(c.done)
-	batch := make([]Item, 0, maxBatch)
-	for first := range c.in {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case item, ok := <-c.in:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, item)
-			default:
-				break drain
+	var (
+		retries []retry
+		batch   = make([]Item, 0, maxBatch)
+		timer   = time.NewTimer(time.Hour)
+	)
+	defer timer.Stop()
+	in := c.in
+	for in != nil || len(retries) > 0 {
+		var due <-chan time.Time
+		if len(retries) > 0 {
+			timer.Reset(time.Until(earliest(retries)))
+			due = timer.C
+		}
+		select {
+		case first, ok := <-in:
+			if !ok {
+				in = nil // Stop: finish the retries, then end
+				continue
+			}
+			batch = append(batch[:0], first)
+			batch = drain(in, batch)
+			retries = append(retries, c.failed(c.write(batch))...)
+		case <-due:
+			retries = c.retryDue(retries)
+		case <-c.giveUp.Done():
+			if len(retries) > 0 {
+				retries = c.retryDue(retries) // gives everything up
 			}
 		}
-		c.write(batch)
 	}
+}
+
+// drain adds to batch what in holds now, up to maxBatch.
+func drain(in <-chan Item, batch []Item) []Item {
+	for len(batch) < maxBatch {
+		select {
+		case item, ok := <-in:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, item)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// retry is an item waiting to be written again.
+type retry struct {
+	item     Item
+	next     time.Time
+	pause    time.Duration
+	deadline time.Time
+	err      error
+}
+
+func earliest(rs []retry) time.Time {
+	t := rs[0].next
+	for _, r := range rs[1:] {
+		if r.next.Before(t) {
+			t = r.next
+		}
+	}
+	return t
+}
+
+// failed turns items that could not be written into retries.
+func (c *Completer) failed(items []Item, err error) []retry {
+	now := time.Now()
+	rs := make([]retry, len(items))
+	for i, item := range items {
+		rs[i] = retry{item: item, next: now.Add(firstPause), pause: firstPause, deadline: now.Add(c.window), err: err}
+	}
+	return rs
+}
+
+// firstPause is the pause before an item's first retry; it doubles with
+// each failure, up to maxPause.
+const (
+	firstPause = 10 * time.Millisecond
+	maxPause   = 2 * time.Second
+)
+
+// retryDue writes the retries that are due, and returns those still
+// waiting. An item whose retry window has passed, or any item once the
+// completer gives up, is given up: logged and reported to Done, its job left
+// processing until its lease expires and the rescuer takes it back.
+func (c *Completer) retryDue(rs []retry) []retry {
+	now := time.Now()
+	var due []Item
+	var waiting []retry
+	byItem := map[*driver.JobFinalize]retry{}
+	for _, r := range rs {
+		if !r.next.After(now) || c.giveUp.Err() != nil {
+			due = append(due, r.item)
+			byItem[r.item.Finalize] = r
+		} else {
+			waiting = append(waiting, r)
+		}
+	}
+	failed, err := c.write(due)
+	for _, item := range failed {
+		r := byItem[item.Finalize]
+		r.err = err
+		if c.giveUp.Err() != nil || now.After(r.deadline) {
+			c.logger.Error("sluice: giving up finalizing a job; its lease will expire and it will run again",
+				"job_id", item.Finalize.ID, "error", err)
+			if item.Done != nil {
+				item.Done(false, err)
+			}
+			continue
+		}
+		r.pause = min(2*r.pause, maxPause)
+		r.next = now.Add(r.pause)
+		waiting = append(waiting, r)
+	}
+	return waiting
+}
+
+// write writes items, and returns those that failed with the last error. If
+// the whole batch fails, each item is tried alone, so that an item the
+// database rejects does not take the others down with it.
+func (c *Completer) write(items []Item) (failed []Item, err error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	if err = c.try(items); err == nil {
+		return nil, nil
+	}
+	if len(items) == 1 {
+		c.logger.Warn("sluice: finalizing a job failed; will retry", "job_id", items[0].Finalize.ID, "error", err)
+		return items, err
+	}
+	for _, item := range items {
+		if e := c.try([]Item{item}); e != nil {
+			failed, err = append(failed, item), e
+		}
+	}
+	if len(failed) > 0 {
+		c.logger.Warn("sluice: finalizing jobs failed; will retry", "jobs", len(failed), "error", err)
+	}
+	return failed, err
 }
 
 // tryTimeout bounds one write.
 const tryTimeout = 10 * time.Second
-
-// badItemTries is how many times an item that failed while others of its
-// batch succeeded is tried before it is given up.
-const badItemTries = 3
-
-// write writes one batch. If it fails, each item is tried alone: when only
-// some fail, the database is rejecting them, and they get a few more tries;
-// when all fail, the database is likely unreachable, and they are retried
-// for up to the retry window.
-func (c *Completer) write(batch []Item) {
-	if c.try(batch) == nil {
-		return
-	}
-	if len(batch) > 1 {
-		var failed []Item
-		for _, item := range batch {
-			if c.try([]Item{item}) != nil {
-				failed = append(failed, item)
-			}
-		}
-		if len(failed) == 0 {
-			return
-		}
-		if len(failed) < len(batch) {
-			c.retry(failed, badItemTries)
-			return
-		}
-		batch = failed
-	}
-	c.retry(batch, 0)
-}
 
 // try writes items once and, on success, tells each whether it matched.
 func (c *Completer) try(items []Item) error {
@@ -157,34 +253,4 @@ func (c *Completer) try(items []Item) error {
 		}
 	}
 	return nil
-}
-
-// retry writes items with a growing pause between tries, until it succeeds,
-// tries runs out (0 means no limit), the retry window passes, or the
-// completer gives up. What is given up is logged and reported to Done.
-func (c *Completer) retry(items []Item, tries int) {
-	deadline := time.Now().Add(c.window)
-	pause := 10 * time.Millisecond
-	var err error
-	for n := 1; ; n++ {
-		c.logger.Warn("sluice: finalizing jobs failed; retrying", "jobs", len(items), "pause", pause)
-		select {
-		case <-time.After(pause):
-		case <-c.giveUp.Done():
-		}
-		if err = c.try(items); err == nil {
-			return
-		}
-		if c.giveUp.Err() != nil || (tries > 0 && n >= tries) || time.Now().After(deadline) {
-			break
-		}
-		pause = min(2*pause, 2*time.Second)
-	}
-	c.logger.Error("sluice: giving up finalizing jobs; their leases will expire and they will run again",
-		"jobs", len(items), "error", err)
-	for _, item := range items {
-		if item.Done != nil {
-			item.Done(false, err)
-		}
-	}
 }

@@ -55,14 +55,16 @@ type outcome struct {
 func TestRejectedItemDoesNotHoldBackTheOthers(t *testing.T) {
 	t.Parallel()
 	exec, rows := claimed(t, 3)
-	c := completer.New(exec, slog.New(slog.NewTextHandler(io.Discard, nil)), 10, time.Minute)
+	c := completer.New(exec, slog.New(slog.NewTextHandler(io.Discard, nil)), 10, 2*time.Second)
 	var mu sync.Mutex
+	var order []string
 	got := map[string]outcome{}
 	var wg sync.WaitGroup
 	now := time.Now().UTC()
-	for i, row := range rows {
+	// The rejected item comes first, alone; the others follow.
+	for i, row := range []*driver.JobRow{rows[1], rows[0], rows[2]} {
 		status := driver.StatusCompleted
-		if i == 1 {
+		if i == 0 {
 			status = "bogus" // the database's CHECK constraint rejects it
 		}
 		wg.Add(1)
@@ -71,6 +73,7 @@ func TestRejectedItemDoesNotHoldBackTheOthers(t *testing.T) {
 			Done: func(matched bool, err error) {
 				mu.Lock()
 				got[row.ID] = outcome{matched, err}
+				order = append(order, row.ID)
 				mu.Unlock()
 				wg.Done()
 			},
@@ -82,6 +85,7 @@ func TestRejectedItemDoesNotHoldBackTheOthers(t *testing.T) {
 	require.True(t, got[rows[2].ID].matched)
 	require.False(t, got[rows[1].ID].matched)
 	require.Error(t, got[rows[1].ID].err)
+	require.Equal(t, rows[1].ID, order[2], "the rejected item, retried for its window, is given up last")
 	for i, row := range rows {
 		stored, err := exec.JobGet(t.Context(), &driver.JobGetParams{ID: row.ID})
 		require.NoError(t, err)
