@@ -1,0 +1,117 @@
+package pgxdriver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/internal/clientbench"
+	"github.com/sluicehq/sluice/internal/dbtest"
+)
+
+// Client-level benchmarks with the default Config, against the Postgres
+// server named by SLUICE_TEST_DATABASE_URL. Figures are recorded in
+// docs/performance.md.
+
+// benchDriver returns a driver over a fresh schema, with a pool of 20
+// connections.
+func benchDriver(b *testing.B) (*pgxdriver.Driver, *pgxpool.Pool) {
+	b.Helper()
+	url := dbtest.URL(b)
+	schema := dbtest.Schema(b, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.MaxConns = 20
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(schema))
+	if err := d.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return d, pool
+}
+
+// backlog inserts n jobs of the benchmark topic with the given status in
+// one statement, then analyzes the table as autovacuum would.
+func backlog(b *testing.B, pool *pgxpool.Pool, n int, status string) {
+	b.Helper()
+	ctx := context.Background()
+	now := time.Now().Add(-time.Minute)
+	_, err := pool.Exec(ctx, `INSERT INTO sluice_jobs (id, topic, queue, priority, payload, status, attempt, max_retries,
+			run_at, created_at, finalized_at)
+		SELECT gen_random_uuid(), 'bench', 'default', 0, '{"n":1}', $2, 0, 3,
+			$3::timestamptz + i * interval '1 microsecond', $3::timestamptz,
+			CASE WHEN $2 = 'pending' THEN NULL ELSE $3::timestamptz END
+		FROM generate_series(1, $1) AS i`, n, status, now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE sluice_jobs`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func burnDown(b *testing.B, n, finished int) {
+	for b.Loop() {
+		b.StopTimer()
+		d, pool := benchDriver(b)
+		if finished > 0 {
+			backlog(b, pool, finished, "completed")
+		}
+		backlog(b, pool, n, "pending")
+		b.StartTimer()
+		clientbench.BurnDown(b, d, n, 0)
+	}
+}
+
+// BenchmarkClientWorkBacklog works a backlog of 1M no-op jobs with the
+// default Config (10 workers).
+func BenchmarkClientWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(1_000_000), 0) }
+
+// BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with
+// 1M completed jobs already in the table.
+func BenchmarkClientWorkBacklogWithFinishedRows(b *testing.B) {
+	n := clientbench.Size(100_000)
+	burnDown(b, n, 10*n)
+}
+
+// BenchmarkClientEnqueue enqueues one job per call from one goroutine.
+func BenchmarkClientEnqueue(b *testing.B) {
+	d, _ := benchDriver(b)
+	clientbench.Enqueue(b, d, 1)
+}
+
+// BenchmarkClientEnqueueParallel enqueues one job per call from 16
+// goroutines.
+func BenchmarkClientEnqueueParallel(b *testing.B) {
+	d, _ := benchDriver(b)
+	clientbench.Enqueue(b, d, 16)
+}
+
+// BenchmarkClientEnqueueMany enqueues batches of 1,000 jobs.
+func BenchmarkClientEnqueueMany(b *testing.B) {
+	d, _ := benchDriver(b)
+	clientbench.EnqueueMany(b, d, 1000)
+}
+
+// BenchmarkClientLatency measures enqueue-to-start latency at a gentle
+// rate: one job every 250 ms.
+func BenchmarkClientLatency(b *testing.B) {
+	samples := 120
+	if clientbench.Small() {
+		samples = 8
+	}
+	for b.Loop() {
+		d, _ := benchDriver(b)
+		clientbench.Latency(b, d, samples, 250*time.Millisecond)
+	}
+}

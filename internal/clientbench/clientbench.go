@@ -1,0 +1,205 @@
+// Package clientbench holds the client-level benchmarks every driver runs,
+// so that their figures measure the same thing: a backlog worked down,
+// enqueues one at a time and in batches, enqueue-to-start latency, and the
+// process's memory.
+package clientbench
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Args are the benchmark jobs' arguments.
+type Args struct {
+	N int `json:"n"`
+}
+
+// Topic names the benchmark jobs.
+func (Args) Topic() string { return "bench" }
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Client returns a client over d with the default Config; work, when not
+// nil, becomes its worker.
+func Client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error) *sluice.Client[TTx] {
+	b.Helper()
+	cfg := &sluice.Config{Logger: discard}
+	if work != nil {
+		cfg.Workers = sluice.NewWorkers()
+		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(work))
+	}
+	c, err := sluice.NewClient(d, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BurnDown works n pending jobs already in d's table with a worker that
+// takes jobTime (0 for no-op), reports jobs/s, and returns when all are
+// done.
+func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration) {
+	b.Helper()
+	var done atomic.Int64
+	finished := make(chan struct{})
+	c := Client(b, d, func(context.Context, *sluice.Job[Args]) error {
+		if jobTime > 0 {
+			time.Sleep(jobTime)
+		}
+		if done.Add(1) == int64(n) {
+			close(finished)
+		}
+		return nil
+	})
+	start := time.Now()
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	<-finished
+	elapsed := time.Since(start)
+	if err := c.Stop(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "jobs/s")
+}
+
+// Enqueue enqueues one job per call, b.N times, from one goroutine or,
+// with goroutines > 1, from that many at once, and reports jobs/s.
+func Enqueue[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
+	c := Client(b, d, nil)
+	ctx := context.Background()
+	var next atomic.Int64
+	start := time.Now()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				if _, err := c.Enqueue(ctx, Args{N: int(i)}, nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+}
+
+// EnqueueMany enqueues batches of size jobs, b.N times, and reports rows/s.
+func EnqueueMany[TTx any](b *testing.B, d driver.Driver[TTx], size int) {
+	c := Client(b, d, nil)
+	ctx := context.Background()
+	params := make([]sluice.EnqueueParams, size)
+	for i := range params {
+		params[i] = sluice.EnqueueParams{Args: Args{N: i}}
+	}
+	start := time.Now()
+	for b.Loop() {
+		if _, err := c.EnqueueMany(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*size)/time.Since(start).Seconds(), "rows/s")
+}
+
+// Latency enqueues samples jobs one at a time, gap apart, and reports the
+// median and 99th percentile of the time from the start of Enqueue to the
+// start of the worker.
+func Latency[TTx any](b *testing.B, d driver.Driver[TTx], samples int, gap time.Duration) {
+	started := make(chan time.Time, 1)
+	c := Client(b, d, func(context.Context, *sluice.Job[Args]) error {
+		started <- time.Now()
+		return nil
+	})
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, 0, samples)
+	for i := range samples {
+		t0 := time.Now()
+		if _, err := c.Enqueue(ctx, Args{N: i}, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-started).Sub(t0))
+		time.Sleep(gap)
+	}
+	if err := c.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50_ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99_ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// PeakRSS samples the process's resident set size every 10 ms until stop
+// is called, which returns the peak in MiB (Linux).
+func PeakRSS() (stop func() float64) {
+	var peak atomic.Int64
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ticker := time.NewTicker(10 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			if rss := readRSS(); rss > peak.Load() {
+				peak.Store(rss)
+			}
+			select {
+			case <-quit:
+				return
+			case <-ticker.C:
+			}
+		}
+	})
+	return func() float64 {
+		close(quit)
+		wg.Wait()
+		return float64(peak.Load()) / (1 << 20)
+	}
+}
+
+// readRSS returns the process's resident set size in bytes.
+func readRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Small reports whether SLUICE_BENCH_SMALL is set: CI runs every benchmark
+// once, small, to keep them working.
+func Small() bool { return os.Getenv("SLUICE_BENCH_SMALL") != "" }
+
+// Size returns n, or a hundredth of it (at least 100) when Small.
+func Size(n int) int {
+	if Small() {
+		return max(n/100, 100)
+	}
+	return n
+}
