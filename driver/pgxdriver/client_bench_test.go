@@ -77,6 +77,10 @@ func burnDown(b *testing.B, n, finished int) {
 // default Config (10 workers).
 func BenchmarkClientWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(1_000_000), 0) }
 
+// BenchmarkClientWorkBacklog100k works a backlog of 100k no-op jobs with
+// the default Config.
+func BenchmarkClientWorkBacklog100k(b *testing.B) { burnDown(b, clientbench.Size(100_000), 0) }
+
 // BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with
 // 1M completed jobs already in the table.
 func BenchmarkClientWorkBacklogWithFinishedRows(b *testing.B) {
