@@ -76,7 +76,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", ErrAlreadyStarted)
 	}
 	r := c.newRun(ctx)
-	if n, ok := c.driver.(driver.Notifier); ok {
+	if n, ok := c.driver.(driver.Notifier); ok && !c.cfg.PollOnly {
 		stop, err := n.Listen(r.maintCtx, func(note driver.Notification) { r.wake(note.Queue, note.Committed) })
 		if err != nil {
 			c.cfg.Logger.Warn("sluice: cannot listen for new jobs; polling only", "error", err)

@@ -80,6 +80,13 @@ type Config struct {
 	// LeaseDuration.
 	HeartbeatInterval time.Duration
 
+	// PollOnly, when true, makes the client find new jobs by polling alone,
+	// even when its driver can deliver wake-ups (Postgres LISTEN/NOTIFY).
+	// Use it behind a connection pooler in transaction mode, where a
+	// session-level LISTEN cannot work. Enqueues through this client still
+	// wake it at once. Default false.
+	PollOnly bool
+
 	// RescueInterval is how often the client looks for expired leases.
 	// Default half of LeaseDuration.
 	RescueInterval time.Duration

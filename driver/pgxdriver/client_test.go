@@ -125,3 +125,38 @@ func TestClientSurvivesItsConnectionsBeingKilled(t *testing.T) {
 	}, time.Minute, 50*time.Millisecond, "the backlog drains after the connections come back")
 	require.GreaterOrEqual(t, int(done.Load()), jobs)
 }
+
+func TestPollOnlyClientHoldsNoListenConnection(t *testing.T) {
+	t.Parallel()
+	url := dbtest.URL(t)
+	schema := dbtest.Schema(t, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + schema
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	ran := make(chan struct{}, 1)
+	w := sluice.NewWorkers()
+	sluice.AddWorker(w, sluice.WorkFunc(func(context.Context, *sluice.Job[pgArgs]) error {
+		ran <- struct{}{}
+		return nil
+	}))
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(schema))
+	c, err := sluice.NewClient(d, &sluice.Config{Workers: w, Logger: quiet, PollOnly: true, PollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, c.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, c.Stop(context.Background())) })
+
+	// Another client (insert-only) enqueues: only polling can find the job.
+	other, err := sluice.NewClient(d, &sluice.Config{Logger: quiet})
+	require.NoError(t, err)
+	_, err = other.Enqueue(t.Context(), pgArgs{}, nil)
+	require.NoError(t, err)
+	<-ran
+	var listening int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = $1 AND query ILIKE 'LISTEN%'`, "sluice-"+schema).Scan(&listening))
+	require.Zero(t, listening)
+}
