@@ -28,8 +28,11 @@ func (c *Client[TTx]) AckWithResult(ctx context.Context, tx TTx, job JobRef, res
 		return c.settle(ctx, tx, job, nil, nil)
 	}
 	encoded, err := json.Marshal(result)
+	if err == nil && hasNUL(encoded) {
+		err = errNUL
+	}
 	if err != nil {
-		return fmt.Errorf("ack: encode result: %w", err)
+		return fmt.Errorf("ack: result: %w", &ArgsError{Err: err})
 	}
 	return c.settle(ctx, tx, job, nil, encoded)
 }

@@ -109,6 +109,9 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: err})
 	}
+	if hasNUL(payload) {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: errNUL})
+	}
 	if len(payload) > c.cfg.MaxPayloadBytes {
 		return nil, fmt.Errorf("enqueue %s: %w: %d bytes, limit %d", topic, ErrPayloadTooLarge, len(payload), c.cfg.MaxPayloadBytes)
 	}
@@ -170,6 +173,25 @@ func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, commit
 			r.wake(ins.Queue, committed)
 		}
 	}
+}
+
+// errNUL explains why JSON holding a NUL character is refused.
+var errNUL = errors.New("contains a NUL character (\\u0000), which Postgres cannot store in jsonb")
+
+// hasNUL reports whether encoded JSON holds the escape \u0000 (encoding/json
+// writes a NUL character so), as opposed to an escaped backslash followed by
+// "u0000".
+func hasNUL(b []byte) bool {
+	for i := 0; i+6 <= len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if string(b[i:i+6]) == `\u0000` {
+			return true
+		}
+		i++ // skip the escaped character, so \\u0000 does not match
+	}
+	return false
 }
 
 func topicOf(args JobArgs) string {

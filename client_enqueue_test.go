@@ -43,6 +43,7 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"args that do not marshal", chanArgs{C: make(chan int)}, nil, sluice.ErrInvalidArgs},
 		{"nil args", nil, nil, sluice.ErrInvalidArgs},
 		{"payload over the limit", bigArgs{S: strings.Repeat("x", 1000)}, nil, sluice.ErrPayloadTooLarge},
+		{"NUL character in args", bigArgs{S: "a\x00b"}, nil, sluice.ErrInvalidArgs},
 		{"empty topic", emptyTopicArgs{}, nil, sluice.ErrEmptyTopic},
 		{"negative MaxRetries", noteArgs{}, &sluice.EnqueueOptions{MaxRetries: -2}, sluice.ErrInvalidOptions},
 		{"priority out of range", noteArgs{}, &sluice.EnqueueOptions{Priority: 1 << 20}, sluice.ErrInvalidOptions},
@@ -78,6 +79,10 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 	require.ErrorIs(t, err, sluice.ErrNilTx)
 
 	require.Zero(t, b.count(t), "rejected input must write nothing")
+
+	// The text \u0000 (a backslash, then u0000) is not a NUL character.
+	_, err = c.Enqueue(t.Context(), bigArgs{S: `\u0000`}, nil)
+	require.NoError(t, err)
 }
 
 func TestEnqueueStoresOptions(t *testing.T) {

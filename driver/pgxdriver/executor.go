@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,6 +40,25 @@ func (e *executor) start(ctx context.Context, op string) error {
 	return nil
 }
 
+// settleTimeout bounds a commit or rollback that runs detached from its
+// operation's context.
+const settleTimeout = 30 * time.Second
+
+// detach returns the context for a statement on the pool that commits as
+// soon as the server runs it (a claim or a rescue: one autocommit UPDATE ...
+// RETURNING). Cancelling the caller's context after the server committed
+// would lose the rows it returns: the jobs would stay claimed by nobody who
+// knows it until their leases expire. So once started, the statement runs to
+// the end, bounded by a timeout; the caller's context was checked before. In
+// a caller's transaction, nothing commits until the caller says so, and ctx
+// is used as it is.
+func (e *executor) detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.inTx {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
 // atomic runs fn, which may run several statements, atomically: in the
 // caller's transaction as it is, and on the pool in a transaction of its
 // own, committed when fn succeeds.
@@ -50,11 +70,15 @@ func (e *executor) atomic(ctx context.Context, fn func(db dbtx) error) error {
 	if err != nil {
 		return err
 	}
+	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
+		_ = tx.Rollback(settle)
 		return err
 	}
-	return tx.Commit(ctx)
+	// A commit cancelled midway may have committed all the same; committing
+	// detached from ctx keeps "failed" meaning "nothing was written".
+	return tx.Commit(settle)
 }
 
 // wrapErr prefixes err with the operation. If ctx has ended, the result also

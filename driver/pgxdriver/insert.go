@@ -50,6 +50,10 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		if j == nil {
 			return nil, fmt.Errorf("pgxdriver: insert: job %d is nil", i)
 		}
+		if j.Priority != int(int32(j.Priority)) || j.MaxRetries != int(int32(j.MaxRetries)) {
+			return nil, fmt.Errorf("pgxdriver: insert: job %d: priority %d or max retries %d out of the 32-bit range",
+				i, j.Priority, j.MaxRetries)
+		}
 		if j.UniqueKey == "" {
 			results[i].Job = newRow(j)
 			plain = append(plain, j)

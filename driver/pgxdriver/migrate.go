@@ -92,8 +92,17 @@ func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration.Migratio
 		return err
 	}
 	if d.schema != "" {
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{d.schema}.Sanitize()); err != nil {
+		// CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the
+		// database even when the schema exists; a role that may only use a
+		// schema made for it must still be able to migrate.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, d.schema).Scan(&exists); err != nil {
 			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{d.schema}.Sanitize()); err != nil {
+				return err
+			}
 		}
 	}
 	versions := d.ident(d.table + "_migrations")

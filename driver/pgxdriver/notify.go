@@ -29,7 +29,13 @@ const (
 // returns; it returns an error if that fails. If the connection drops later,
 // Listen reconnects on its own, waiting between attempts from 50 ms up to
 // 5 s; notifications sent meanwhile are lost, which a polling client
-// tolerates. fn runs on the listener's goroutine and must not block.
+// tolerates. fn runs on the listener's goroutine and must not block, nor
+// call stop.
+//
+// The connection is made from the pool's connection config only: the
+// pool's BeforeConnect and AfterConnect hooks do not run for it. Where those
+// hooks supply credentials (short-lived tokens, say), Listen cannot connect;
+// use WithoutListen or Config.PollOnly there, and the client polls.
 //
 // stop ends the listener, closes its connection and waits for its
 // goroutine: once stop has returned, fn is not called again. stop is

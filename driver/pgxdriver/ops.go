@@ -23,7 +23,9 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	if p == nil {
 		return nil, errors.New("pgxdriver: claim: nil params")
 	}
-	rows, err := e.db.Query(ctx, e.d.q.claim, p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit)
+	qctx, cancel := e.detach(ctx)
+	defer cancel()
+	rows, err := e.db.Query(qctx, e.d.q.claim, p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -151,7 +153,9 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	if err != nil {
 		return nil, fmt.Errorf("pgxdriver: rescue: %w", err)
 	}
-	rows, err := e.db.Query(ctx, e.d.q.rescue, p.Now, string(e1), p.Limit)
+	qctx, cancel := e.detach(ctx)
+	defer cancel()
+	rows, err := e.db.Query(qctx, e.d.q.rescue, p.Now, string(e1), p.Limit)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

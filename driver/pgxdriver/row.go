@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,6 +55,10 @@ func parseUUID(id string) (u pgtype.UUID, ok bool) {
 func errorJSON(e *driver.AttemptError) ([]byte, error) {
 	c := *e
 	c.At = c.At.UTC()
+	// jsonb cannot hold the NUL character; an error that carried one would
+	// otherwise never be recorded.
+	c.Error = strings.ReplaceAll(c.Error, "\x00", "\uFFFD")
+	c.Trace = strings.ReplaceAll(c.Trace, "\x00", "\uFFFD")
 	return json.Marshal(c)
 }
 
