@@ -136,6 +136,10 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	}, nil
 }
 
+// maxMaxRetries is the largest MaxRetries accepted: retries are counted in
+// 32-bit integers, and a snooze adds one.
+const maxMaxRetries = 1 << 30
+
 // Priorities are stored as 16-bit integers.
 const (
 	minPriority = -32768
@@ -146,6 +150,8 @@ const (
 // client has it) and the Config.
 func (c *Client[TTx]) maxRetries(topic string, opt int) (int, error) {
 	switch {
+	case opt > maxMaxRetries:
+		return 0, &OptionsError{Field: "MaxRetries", Reason: fmt.Sprintf("must be at most %d", maxMaxRetries)}
 	case opt > 0:
 		return opt, nil
 	case opt == NoRetries:

@@ -46,6 +46,7 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"NUL character in args", bigArgs{S: "a\x00b"}, nil, sluice.ErrInvalidArgs},
 		{"empty topic", emptyTopicArgs{}, nil, sluice.ErrEmptyTopic},
 		{"negative MaxRetries", noteArgs{}, &sluice.EnqueueOptions{MaxRetries: -2}, sluice.ErrInvalidOptions},
+		{"MaxRetries beyond 32 bits", noteArgs{}, &sluice.EnqueueOptions{MaxRetries: 1 << 40}, sluice.ErrInvalidOptions},
 		{"priority out of range", noteArgs{}, &sluice.EnqueueOptions{Priority: 1 << 20}, sluice.ErrInvalidOptions},
 		{"unknown queue", noteArgs{}, &sluice.EnqueueOptions{Queue: "nope"}, sluice.ErrUnknownQueue},
 	}
