@@ -68,8 +68,8 @@ type EnqueueOptions struct {
 	Priority int
 	// MaxRetries is how many times the job is retried after its first
 	// attempt fails. 0 means the worker's or the Config's default
-	// (3 unless changed); NoRetries means never retry. Other negative values
-	// are rejected.
+	// (3 unless changed); NoRetries means never retry. Other negative values,
+	// and values above 2^30, are rejected.
 	MaxRetries int
 	// UniqueKey, when not empty, makes the job unique: while a pending or
 	// processing job with the same key exists, enqueueing returns that job
