@@ -46,6 +46,11 @@
 // more than it grows, and its live part is small next to its dead tuples.
 // Finished jobs stay until something deletes them.
 //
+// Those settings assume autovacuum runs. On a server with autovacuum off,
+// every claim and completion leaves dead row versions that nothing removes,
+// and claims slow down as they step over them (docs/performance.md has the
+// measurement): vacuum the table yourself on such a server.
+//
 // # Running the migrations with another tool
 //
 // The migrations are plain SQL files in the migrations directory of this
