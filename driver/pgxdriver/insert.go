@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // CopyThreshold is the number of jobs without a unique key from which
@@ -38,27 +39,19 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		return nil, errors.New("pgxdriver: insert: nil params")
 	}
 	jobs := params.Jobs
-	results := make([]driver.JobInsertResult, len(jobs))
+	results, plain, unique, err := rowcodec.SplitInsert(jobs)
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: insert: %w", err)
+	}
 	if len(jobs) == 0 {
 		return results, nil
 	}
-	var plain []*driver.JobInsert
-	var unique []int
 	var queues []string
 	seen := make(map[string]bool)
 	for i, j := range jobs {
-		if j == nil {
-			return nil, fmt.Errorf("pgxdriver: insert: job %d is nil", i)
-		}
 		if j.Priority != int(int32(j.Priority)) || j.MaxRetries != int(int32(j.MaxRetries)) {
 			return nil, fmt.Errorf("pgxdriver: insert: job %d: priority %d or max retries %d out of the 32-bit range",
 				i, j.Priority, j.MaxRetries)
-		}
-		if j.UniqueKey == "" {
-			results[i].Job = newRow(j)
-			plain = append(plain, j)
-		} else {
-			unique = append(unique, i)
 		}
 		if !seen[j.Queue] {
 			seen[j.Queue] = true
@@ -82,7 +75,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		b.Queue(e.d.q.notify, e.d.q.channel, queues)
 		return runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results)
 	}
-	var err error
+
 	if e.inTx || useCopy || len(unique) > 0 {
 		err = e.atomic(ctx, run)
 	} else {

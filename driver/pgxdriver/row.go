@@ -1,7 +1,6 @@
 package pgxdriver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,15 +12,6 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
-
-// stored returns t as Postgres stores it: in UTC, truncated to the
-// microsecond (pgx sends whole microseconds).
-func stored(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return t.UTC().Truncate(time.Microsecond)
-}
 
 // nullTime returns t as a parameter, NULL when t is zero.
 func nullTime(t time.Time) pgtype.Timestamptz {
@@ -60,22 +50,6 @@ func errorJSON(e *driver.AttemptError) ([]byte, error) {
 	c.Error = strings.ReplaceAll(c.Error, "\x00", "\uFFFD")
 	c.Trace = strings.ReplaceAll(c.Trace, "\x00", "\uFFFD")
 	return json.Marshal(c)
-}
-
-// newRow returns the row j is stored as right after its insert.
-func newRow(j *driver.JobInsert) *driver.JobRow {
-	return &driver.JobRow{
-		ID:         j.ID,
-		Topic:      j.Topic,
-		Queue:      j.Queue,
-		Priority:   j.Priority,
-		Payload:    bytes.Clone(j.Payload),
-		Status:     driver.StatusPending,
-		MaxRetries: j.MaxRetries,
-		RunAt:      stored(j.RunAt),
-		CreatedAt:  stored(j.CreatedAt),
-		UniqueKey:  j.UniqueKey,
-	}
 }
 
 // scanRow reads one row of the columns listed in columns, after the

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // JobClaim claims jobs with one UPDATE ... RETURNING whose subquery walks the
@@ -79,7 +80,7 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	}
 	ae := p.Error
 	ae.Attempt = 0 // the job's own attempt is set in SQL
-	ae.At = stored(ae.At)
+	ae.At = rowcodec.Stored(ae.At)
 	errJSON, err := json.Marshal(ae)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: rescue: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // JobFinalize ends claims with one prepared, fenced UPDATE per item. Through
@@ -73,7 +74,7 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 	var errJSON any
 	if j.Error != nil {
 		ae := *j.Error
-		ae.At = stored(ae.At)
+		ae.At = rowcodec.Stored(ae.At)
 		b, err := json.Marshal(ae)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: encode error: %w", j.ID, err)

@@ -1,13 +1,13 @@
 package sqlitedriver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/bits"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // JobInsertMany inserts jobs without a unique key with multi-row INSERTs,
@@ -23,22 +23,12 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		return nil, errors.New("sqlitedriver: insert: nil params")
 	}
 	jobs := params.Jobs
-	results := make([]driver.JobInsertResult, len(jobs))
+	results, plain, unique, err := rowcodec.SplitInsert(jobs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: insert: %w", err)
+	}
 	if len(jobs) == 0 {
 		return results, nil
-	}
-	var plain []*driver.JobInsert
-	var unique []int
-	for i, j := range jobs {
-		if j == nil {
-			return nil, fmt.Errorf("sqlitedriver: insert: job %d is nil", i)
-		}
-		results[i].Job = newRow(j)
-		if j.UniqueKey == "" {
-			plain = append(plain, j)
-		} else {
-			unique = append(unique, i)
-		}
 	}
 	steps := planInsert(e.d.q, plain)
 	run := func(r runner) error {
@@ -54,11 +44,13 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 			}
 			if dup != nil {
 				results[i] = driver.JobInsertResult{Job: dup, Duplicate: true}
+			} else {
+				results[i].Job = rowcodec.NewRow(jobs[i])
 			}
 		}
 		return nil
 	}
-	var err error
+
 	if len(unique) == 0 && len(steps) == 1 {
 		err = e.write(ctx, op, run)
 	} else {
@@ -188,23 +180,4 @@ func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert
 		return nil, fmt.Errorf("job %s: unique key %q conflicts, but %d live jobs hold it", j.ID, j.UniqueKey, len(found))
 	}
 	return found[0], nil
-}
-
-// newRow returns the row inserting j creates.
-func newRow(j *driver.JobInsert) *driver.JobRow {
-	row := &driver.JobRow{
-		ID:         j.ID,
-		Topic:      j.Topic,
-		Queue:      j.Queue,
-		Priority:   j.Priority,
-		Status:     driver.StatusPending,
-		MaxRetries: j.MaxRetries,
-		RunAt:      stored(j.RunAt),
-		CreatedAt:  stored(j.CreatedAt),
-		UniqueKey:  j.UniqueKey,
-	}
-	if len(j.Payload) > 0 {
-		row.Payload = bytes.Clone(j.Payload)
-	}
-	return row
 }

@@ -34,14 +34,6 @@ func fromNullMicros(us sql.NullInt64) time.Time {
 	return fromMicros(us.Int64)
 }
 
-// stored returns t as it reads back after being stored.
-func stored(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return fromMicros(micros(t))
-}
-
 // nullString returns s, NULL when empty.
 func nullString(s string) any {
 	if s == "" {

@@ -1,8 +1,13 @@
-// Package rowcodec decodes the JSON columns drivers store.
+// Package rowcodec holds what every driver does the same way with job rows:
+// the rows an insert stores, the times as stored, and the decoding of the
+// errors column.
 package rowcodec
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -21,4 +26,50 @@ func Errors(data []byte) ([]driver.AttemptError, error) {
 		errs[i].At = errs[i].At.UTC()
 	}
 	return errs, nil
+}
+
+// Stored returns t as drivers store it: in UTC, cut to the microsecond
+// (floored, as SQLite's integer microseconds and Postgres's timestamptz
+// both do). The zero time stays zero.
+func Stored(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.UnixMicro(t.UnixMicro()).UTC()
+}
+
+// NewRow returns the row j is stored as right after its insert.
+func NewRow(j *driver.JobInsert) *driver.JobRow {
+	return &driver.JobRow{
+		ID:         j.ID,
+		Topic:      j.Topic,
+		Queue:      j.Queue,
+		Priority:   j.Priority,
+		Payload:    bytes.Clone(j.Payload),
+		Status:     driver.StatusPending,
+		MaxRetries: j.MaxRetries,
+		RunAt:      Stored(j.RunAt),
+		CreatedAt:  Stored(j.CreatedAt),
+		UniqueKey:  j.UniqueKey,
+	}
+}
+
+// SplitInsert checks the jobs of one insert and splits them into plain jobs
+// (no unique key), which an insert cannot turn away, and the indexes of the
+// unique ones. It returns one result per job, the plain jobs' already
+// holding the rows they will be stored as.
+func SplitInsert(jobs []*driver.JobInsert) (results []driver.JobInsertResult, plain []*driver.JobInsert, unique []int, err error) {
+	results = make([]driver.JobInsertResult, len(jobs))
+	for i, j := range jobs {
+		if j == nil {
+			return nil, nil, nil, fmt.Errorf("job %d is nil", i)
+		}
+		if j.UniqueKey == "" {
+			results[i].Job = NewRow(j)
+			plain = append(plain, j)
+		} else {
+			unique = append(unique, i)
+		}
+	}
+	return results, plain, unique, nil
 }
