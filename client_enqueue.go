@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,14 +173,19 @@ func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, commit
 	if r == nil {
 		return
 	}
+	woken := ""
 	for _, ins := range inserts {
-		if ins.RunAt.After(now) {
+		switch {
+		case ins.RunAt.After(now):
 			r.wakeAt(ins.Queue, ins.RunAt)
-		} else {
+		case ins.Queue != woken: // one wake-up per queue serves a whole batch
 			r.wake(ins.Queue, committed)
+			woken = ins.Queue
 		}
 	}
 }
+
+var nulEscape = []byte(`\u0000`)
 
 // errNUL explains why JSON holding a NUL character is refused.
 var errNUL = errors.New("contains a NUL character (\\u0000), which Postgres cannot store in jsonb")
@@ -188,6 +194,9 @@ var errNUL = errors.New("contains a NUL character (\\u0000), which Postgres cann
 // writes a NUL character so), as opposed to an escaped backslash followed by
 // "u0000".
 func hasNUL(b []byte) bool {
+	if !bytes.Contains(b, nulEscape) {
+		return false // the common case, without a byte-by-byte walk
+	}
 	for i := 0; i+6 <= len(b); i++ {
 		if b[i] != '\\' {
 			continue
