@@ -25,11 +25,11 @@
 // # Fencing
 //
 // A claim makes a job processing, sets LockedBy to the claiming client's ID and
-// increments Attempt. Attempt never decreases (a snooze or a release gives the
-// run back by raising MaxRetries instead), so (ID, Attempt) names one claim of
-// a job for all time, and with LockedBy it identifies that claim: every
-// operation that ends or extends a claim ([Executor.JobFinalize],
-// [Executor.JobHeartbeat], [Executor.JobRelease]) matches only rows that are
+// increments Attempt. Attempt never decreases (a snooze, or a job handed back
+// by a stopping client, gives the run back by raising MaxRetries instead), so
+// (ID, Attempt) names one claim of a job for all time, and with LockedBy it
+// identifies that claim: every operation that ends or extends a claim
+// ([Executor.JobFinalize], [Executor.JobHeartbeat]) matches only rows that are
 // still processing under the same claim, and reports which rows it matched. A
 // row that was rescued, cancelled, deleted or already finalized is left as it
 // is.
@@ -141,14 +141,6 @@ type Executor interface {
 	// becomes failed with FinalizedAt set to Now. It returns the jobs as they
 	// are after the rescue.
 	JobRescue(ctx context.Context, params *JobRescueParams) ([]*JobRow, error)
-
-	// JobRelease hands claims back unfinished, for a client that is
-	// stopping: each job still processing under the claim (ID, Attempt,
-	// ClientID) becomes pending with RunAt set to Now, its MaxRetries
-	// incremented so the interrupted run spends no retry, Attempt and
-	// AttemptedAt kept, and no error recorded. It returns how many it
-	// released.
-	JobRelease(ctx context.Context, params *JobReleaseParams) (int, error)
 
 	// JobGet returns the job with the given ID, or an error matching
 	// ErrNotFound.
@@ -324,8 +316,9 @@ type JobFinalize struct {
 	// Result, when not nil, is stored as the job's Result (JSON).
 	Result []byte
 	// Snooze, when true (Status pending), gives the attempt back: MaxRetries
-	// is incremented so the snoozed run spends no retry. Attempt and
-	// AttemptedAt are kept.
+	// is incremented so the run spends no retry. Attempt and AttemptedAt are
+	// kept. A client uses it for a snooze and to hand back a job it stops
+	// working before the job finished.
 	Snooze bool
 }
 
@@ -346,23 +339,6 @@ type JobRescueParams struct {
 	Error AttemptError
 	// Limit is the most jobs to rescue in one call; at least 1.
 	Limit int
-}
-
-// JobReleaseParams are the params of [Executor.JobRelease].
-type JobReleaseParams struct {
-	// ClientID is the releasing client; only its claims are released.
-	ClientID string
-	// Jobs name the claims to release, by ID and Attempt.
-	Jobs []JobClaimRef
-	// Now becomes the released jobs' RunAt.
-	Now time.Time
-}
-
-// JobClaimRef names one claim of a client: the job's ID and the attempt
-// the claim started.
-type JobClaimRef struct {
-	ID      string
-	Attempt int
 }
 
 // JobGetParams are the params of [Executor.JobGet].

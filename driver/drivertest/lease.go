@@ -1,7 +1,6 @@
 package drivertest
 
 import (
-	"slices"
 	"sort"
 	"time"
 
@@ -34,18 +33,6 @@ func rescueCases[TTx any]() []testCase[TTx] {
 		{name: "Reclaim", twin: true, fn: testRescueReclaim[TTx]},
 		// A rescue in a transaction that rolls back leaves the claim.
 		{name: "Rollback", fn: testRescueRollback[TTx]},
-	}
-}
-
-func releaseCases[TTx any]() []testCase[TTx] {
-	return []testCase[TTx]{
-		// Release hands back exactly the named claims of the client, giving
-		// the attempt back and recording no error.
-		{name: "Claims", twin: true, fn: testReleaseClaims[TTx]},
-		// Errors of earlier attempts are kept.
-		{name: "KeepsErrors", twin: true, fn: testReleaseKeepsErrors[TTx]},
-		// A release in a transaction that rolls back leaves the claim.
-		{name: "Rollback", fn: testReleaseRollback[TTx]},
 	}
 }
 
@@ -226,11 +213,9 @@ func testRescueReclaim[TTx any](h *harness[TTx], m mode) {
 	requireRescued(h, p, rescueMode(h, m, p), row)
 	rescued := rescuedRow(row, p)
 
-	// The old claim is dead: it can be neither finalized, extended nor
-	// released.
+	// The old claim is dead: it can be neither finalized nor extended.
 	require.Equal(h.t, []bool{false}, h.finalizeVia(h.exec(), ending(row, driver.StatusCompleted, h.at(3*time.Minute))))
 	require.Equal(h.t, 0, heartbeatMode(h, direct, client1, h.at(time.Hour)), "heartbeat of a rescued claim")
-	require.Equal(h.t, 0, releaseMode(h, direct, client1, h.at(3*time.Minute), row), "release of a rescued claim")
 	h.requireStored(rescued)
 
 	again := h.claimJob(rescued, client2, h.at(3*time.Minute), h.at(4*time.Minute))
@@ -246,82 +231,4 @@ func testRescueRollback[TTx any](h *harness[TTx], _ mode) {
 	})
 	h.requireStored(row)
 	requireRescued(h, p, rescueMode(h, direct, p), row)
-}
-
-// releaseMode releases rows' claims as client through mode m and returns
-// the count.
-func releaseMode[TTx any](h *harness[TTx], m mode, client string, now time.Time, rows ...*driver.JobRow) int {
-	h.t.Helper()
-	refs := make([]driver.JobClaimRef, len(rows))
-	for i, r := range rows {
-		refs[i] = driver.JobClaimRef{ID: r.ID, Attempt: r.Attempt}
-	}
-	before := slices.Clone(refs)
-	var n int
-	h.via(m, func(ex driver.Executor) {
-		var err error
-		n, err = ex.JobRelease(h.ctx, &driver.JobReleaseParams{ClientID: client, Jobs: refs, Now: now})
-		require.NoError(h.t, err, "JobRelease")
-	})
-	require.Equal(h.t, before, refs, "JobRelease modified its params")
-	return n
-}
-
-// releasedRow is what a release at now must leave of the claim row.
-func releasedRow(row *driver.JobRow, now time.Time) *driver.JobRow {
-	w := unlocked(row, driver.StatusPending)
-	w.RunAt = now
-	w.MaxRetries++
-	return w
-}
-
-func testReleaseClaims[TTx any](h *harness[TTx], m mode) {
-	a, b, c := h.started(client1, nil), h.started(client1, nil), h.started(client1, nil)
-	theirs := h.started(client2, nil)
-	completed := h.started(client1, nil)
-	h.finalize(ending(completed, driver.StatusCompleted, h.at(time.Second)))
-	completed = h.get(completed.ID)
-
-	wrongAttempt := cloneRow(c)
-	wrongAttempt.Attempt = 2
-	unknown := cloneRow(a)
-	unknown.ID = newID()
-	now := h.at(5 * time.Minute)
-	n := releaseMode(h, m, client1, now, a, wrongAttempt, theirs, completed, unknown, b)
-	require.Equal(h.t, 2, n, "jobs released")
-	h.requireStored(releasedRow(a, now))
-	h.requireStored(releasedRow(b, now))
-	for _, row := range []*driver.JobRow{c, theirs, completed} {
-		h.requireStored(row)
-	}
-	require.Equal(h.t, 0, releaseMode(h, m, client1, now), "release of no claims")
-
-	// The released job is due at once; Attempt never decreases.
-	again := h.claimJob(releasedRow(a, now), client2, now, now.Add(time.Minute))
-	require.Equal(h.t, 2, again.Attempt, "Attempt after a release")
-}
-
-func testReleaseKeepsErrors[TTx any](h *harness[TTx], m mode) {
-	row := h.started(client1, nil)
-	e := &driver.AttemptError{Attempt: 1, At: h.at(time.Second), Error: "first"}
-	h.finalize(retrying(row, h.at(time.Minute), e))
-	row = h.claimJob(h.get(row.ID), client1, h.at(time.Minute), h.at(2*time.Minute))
-	require.Equal(h.t, 2, row.Attempt)
-
-	require.Equal(h.t, 1, releaseMode(h, m, client1, h.at(90*time.Second), row), "jobs released")
-	want := releasedRow(row, h.at(90*time.Second))
-	want.Errors = []driver.AttemptError{*e}
-	h.requireStored(want)
-}
-
-func testReleaseRollback[TTx any](h *harness[TTx], _ mode) {
-	row := h.started(client1, nil)
-	h.inTx(false, func(ex driver.Executor) {
-		n, err := ex.JobRelease(h.ctx, &driver.JobReleaseParams{
-			ClientID: client1, Jobs: []driver.JobClaimRef{{ID: row.ID, Attempt: row.Attempt}}, Now: h.at(time.Second),
-		})
-		require.NoError(h.t, err, "JobRelease")
-		require.Equal(h.t, 1, n, "jobs released")
-	})
-	h.requireStored(row)
 }

@@ -153,12 +153,6 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobRescue(ctx, rescueParams(h.at(2*time.Minute)))
 			return err
 		}},
-		{"JobRelease", func(ctx context.Context, ex driver.Executor) error {
-			_, err := ex.JobRelease(ctx, &driver.JobReleaseParams{
-				ClientID: client1, Jobs: []driver.JobClaimRef{{ID: claimed.ID, Attempt: claimed.Attempt}}, Now: h.at(time.Second),
-			})
-			return err
-		}},
 		{"JobGet", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobGet(ctx, &driver.JobGetParams{ID: claimed.ID})
 			return err

@@ -166,35 +166,6 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	return jobs, nil
 }
 
-// JobRelease hands claims back with one UPDATE over arrays.
-func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (int, error) {
-	const op = "release"
-	if err := e.start(ctx, op); err != nil {
-		return 0, err
-	}
-	if p == nil {
-		return 0, errors.New("pgxdriver: release: nil params")
-	}
-	var (
-		ids      []pgtype.UUID
-		attempts []int32
-	)
-	for _, ref := range p.Jobs {
-		if id, ok := parseUUID(ref.ID); ok {
-			ids = append(ids, id)
-			attempts = append(attempts, int32(ref.Attempt))
-		}
-	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	tag, err := e.db.Exec(ctx, e.d.q.release, p.Now, p.ClientID, ids, attempts)
-	if err != nil {
-		return 0, wrapErr(ctx, op, err)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
 // JobGet reads one job. An ID that is not a UUID names no job.
 func (e *executor) JobGet(ctx context.Context, p *driver.JobGetParams) (*driver.JobRow, error) {
 	const op = "get"

@@ -105,13 +105,6 @@ FROM (
 WHERE j.id = c.id
 RETURNING {cols}`
 
-	// releaseSQL: $1 now, $2 client, $3 ids, $4 attempts.
-	releaseSQL = `UPDATE {t} AS j
-SET status = 'pending', max_retries = j.max_retries + 1, run_at = $1,
-	locked_by = NULL, locked_until = NULL
-FROM unnest($3::uuid[], $4::int[]) AS r(id, attempt)
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.locked_by = $2 AND j.status = 'processing'`
-
 	getSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = $1`
 )
 
@@ -126,7 +119,6 @@ type queries struct {
 	finalize     string
 	heartbeat    string
 	rescue       string
-	release      string
 	get          string
 }
 
@@ -144,7 +136,6 @@ func newQueries(table, channel string) *queries {
 		finalize:     fill(finalizeSQL),
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
-		release:      fill(releaseSQL),
 		get:          fill(getSQL),
 	}
 }

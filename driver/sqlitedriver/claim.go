@@ -101,41 +101,6 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	return jobs, nil
 }
 
-// JobRelease hands claims back with one fenced UPDATE per claim, all in one
-// transaction.
-func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (int, error) {
-	const op = "release"
-	if p == nil {
-		return 0, errors.New("sqlitedriver: release: nil params")
-	}
-	if len(p.Jobs) == 0 {
-		return 0, e.d.err
-	}
-	var released int
-	err := e.writeTx(ctx, op, []string{e.d.q.release}, func(r runner) error {
-		released = 0
-		exec, done := r.execer(ctx, e.d.q.release)
-		defer done()
-		now := micros(p.Now)
-		for _, ref := range p.Jobs {
-			res, err := exec(now, ref.ID, ref.Attempt, p.ClientID)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			released += int(n)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return released, nil
-}
-
 // JobGet reads one job by ID.
 func (e *executor) JobGet(ctx context.Context, p *driver.JobGetParams) (*driver.JobRow, error) {
 	if p == nil {

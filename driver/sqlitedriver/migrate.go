@@ -117,7 +117,7 @@ func appliedVersions(ctx context.Context, conn *sql.Conn, table string) (map[int
 func (d *Driver) prepareAll(ctx context.Context) {
 	q := d.q
 	all := []string{q.insertUnique, q.selectLiveByKey, q.claim,
-		q.finalize, q.heartbeat, q.rescue, q.release, q.get, q.insertRows[0]}
+		q.finalize, q.heartbeat, q.rescue, q.get, q.insertRows[0]}
 	for _, s := range all {
 		if _, err := d.stmts.get(ctx, s); err != nil {
 			return

@@ -117,8 +117,6 @@ func requireAllFail(t *testing.T, ex driver.Executor, msg string) {
 	require.ErrorContains(t, err, msg)
 	_, err = ex.JobRescue(ctx, &driver.JobRescueParams{Limit: 1})
 	require.ErrorContains(t, err, msg)
-	_, err = ex.JobRelease(ctx, &driver.JobReleaseParams{ClientID: "c", Jobs: []driver.JobClaimRef{{ID: "x", Attempt: 1}}})
-	require.ErrorContains(t, err, msg)
 	_, err = ex.JobGet(ctx, &driver.JobGetParams{ID: "x"})
 	require.ErrorContains(t, err, msg)
 }

@@ -85,7 +85,6 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"rescue", q.rescue, []any{1, `{}`, 10}, "sluice_jobs_lease_idx"},
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
 		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil}, "sqlite_autoindex_sluice_jobs_1"},
-		{"release", q.release, []any{1, "id", 1, "c"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
 		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},

@@ -47,7 +47,6 @@ type queries struct {
 	finalize        string
 	heartbeat       string
 	rescue          string
-	release         string
 	get             string
 }
 
@@ -107,11 +106,6 @@ WHERE rowid IN (
 	ORDER BY locked_until
 	LIMIT +?3)
 RETURNING ` + columns),
-		// ?1 now, ?2 id, ?3 attempt, ?4 client.
-		release: r.Replace(`UPDATE {t}
-SET status = 'pending', max_retries = max_retries + 1, run_at = ?1,
-	locked_by = NULL, locked_until = NULL
-WHERE id = ?2 AND attempt = ?3 AND locked_by = ?4 AND status = 'processing'`),
 		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
 	}
 	for n := 1; n <= insertRowsMax; n *= 2 {

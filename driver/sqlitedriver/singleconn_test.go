@@ -72,10 +72,12 @@ func exerciseAll(t *testing.T, ctx context.Context, ex driver.Executor, client s
 	require.NoError(t, err)
 	require.Equal(t, []bool{true, true}, matched)
 
-	released, err := ex.JobRelease(ctx, &driver.JobReleaseParams{ClientID: client, Now: base,
-		Jobs: []driver.JobClaimRef{{ID: claimed[2].ID, Attempt: claimed[2].Attempt}}})
+	// A stopping client hands a job back: pending at once, its retry given back.
+	handedBack, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
+		{ID: claimed[2].ID, Attempt: claimed[2].Attempt, LockedBy: client, Status: driver.StatusPending, RunAt: base, Snooze: true},
+	}})
 	require.NoError(t, err)
-	require.Equal(t, 1, released)
+	require.Equal(t, []bool{true}, handedBack)
 
 	rescued, err := ex.JobRescue(ctx, &driver.JobRescueParams{Now: base.Add(time.Hour), Limit: 10,
 		Error: driver.AttemptError{At: base, Error: "lost"}})
