@@ -95,6 +95,9 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
 			func(queue string) { r.wake(queue, true) })
 	})
+	if m, ok := c.driver.(driver.Maintainer); ok {
+		r.maintWG.Go(func() { m.Maintain(r.maintCtx, c.cfg.Logger) })
+	}
 	c.run.Store(r)
 	c.cfg.Logger.Debug("sluice: client started", "client_id", r.lockedBy, "topics", c.topics)
 	return nil

@@ -52,6 +52,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 )
 
@@ -86,6 +87,15 @@ type Notifier interface {
 	// or arrive before the enqueuing transaction commits (Committed is
 	// false then), and a client must still poll.
 	Listen(ctx context.Context, fn func(Notification)) (stop func(), err error)
+}
+
+// Maintainer is implemented by drivers whose storage needs care that the
+// database may not give it in time, such as vacuuming a Postgres table that
+// every claim and completion updates. A running client calls Maintain once,
+// in a goroutine of its own, and it returns when ctx ends. It logs what it
+// does and what it cannot do through logger, and never fails the client.
+type Maintainer interface {
+	Maintain(ctx context.Context, logger *slog.Logger)
 }
 
 // Notification tells a listener that a queue has new jobs.

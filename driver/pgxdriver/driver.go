@@ -28,8 +28,8 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var ErrListenDisabled = errors.New("pgxdriver: LISTEN disabled by WithoutListen")
 
 // Driver is a sluice driver over a Postgres database reached through a
-// pgx/v5 pool. It implements driver.Driver[pgx.Tx] and driver.Notifier. It
-// is safe for concurrent use.
+// pgx/v5 pool. It implements driver.Driver[pgx.Tx], driver.Notifier and
+// driver.Maintainer. It is safe for concurrent use.
 type Driver struct {
 	pool   *pgxpool.Pool
 	schema string
@@ -38,6 +38,7 @@ type Driver struct {
 	// it.
 	err      error
 	noListen bool
+	vacuum   vacuumPolicy
 	q        *queries
 }
 
@@ -92,7 +93,9 @@ func (d *Driver) setErr(err error) {
 // New returns a driver over pool. It starts nothing and does not touch the
 // database; call [Driver.Migrate] to create the schema.
 func New(pool *pgxpool.Pool, opts ...Option) *Driver {
-	d := &Driver{pool: pool, table: DefaultTable}
+	d := &Driver{pool: pool, table: DefaultTable, vacuum: vacuumPolicy{
+		every: vacuumCheckEvery, minDead: vacuumMinDead, perLive: vacuumDeadShare,
+	}}
 	for _, opt := range opts {
 		opt(d)
 	}

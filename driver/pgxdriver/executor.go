@@ -59,6 +59,33 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
 
+// lazyCommitSQL makes the transaction it runs in commit without waiting for
+// its WAL record to reach disk (see [executor.queryLazy]).
+const lazyCommitSQL = "SELECT set_config('synchronous_commit', 'off', true)"
+
+// queryLazy runs one statement that writes, and passes its rows to scan. On
+// the pool, the statement's transaction commits asynchronously: it is sent
+// in one round trip with lazyCommitSQL, and both run in the implicit
+// transaction of a single Sync. Only the client's own bookkeeping goes this
+// way (claims, and the outcomes the client writes for its workers): if the server crashes before the WAL reaches disk, the last
+// such writes are lost and their jobs run again, which at-least-once
+// delivery allows; a job is never lost. Enqueues, and Ack and Nack in a
+// caller's transaction, keep the durability the database gives them. In a
+// caller's transaction the statement runs as it is.
+func (e *executor) queryLazy(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error) error {
+	if e.inTx {
+		rows, err := e.db.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		return scan(rows)
+	}
+	b := &pgx.Batch{}
+	b.Queue(lazyCommitSQL)
+	b.Queue(sql, args...).Query(scan)
+	return e.db.SendBatch(ctx, b).Close()
+}
+
 // atomic runs fn, which may run several statements, atomically: in the
 // caller's transaction as it is, and on the pool in a transaction of its
 // own, committed when fn succeeds.

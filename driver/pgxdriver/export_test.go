@@ -1,7 +1,17 @@
 package pgxdriver
 
+import "time"
+
 // Queries returns the driver's claim, heartbeat and rescue SQL, for tests
 // that check their plans.
 func (d *Driver) Queries() (claim, heartbeat, rescue string) {
 	return d.q.claim, d.q.heartbeat, d.q.rescue
+}
+
+// WithVacuumPolicy sets when Maintain vacuums: it checks every interval
+// and vacuums at minDead dead tuples and perLive of the live ones.
+func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Option {
+	return func(d *Driver) {
+		d.vacuum.every, d.vacuum.minDead, d.vacuum.perLive = every, minDead, perLive
+	}
 }

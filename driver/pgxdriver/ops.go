@@ -25,11 +25,12 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	}
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
-	rows, err := e.db.Query(qctx, e.d.q.claim, p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit)
-	if err != nil {
-		return nil, wrapErr(ctx, op, err)
-	}
-	jobs, err := scanRows(rows)
+	var jobs []*driver.JobRow
+	err := e.queryLazy(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
+		func(rows pgx.Rows) (err error) {
+			jobs, err = scanRows(rows)
+			return err
+		})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -62,14 +63,13 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	rows, err := e.db.Query(ctx, e.d.q.finalize, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, op, err)
-	}
-	var ord int64
-	_, err = pgx.ForEachRow(rows, []any{&ord}, func() error {
-		matched[index[ord-1]] = true
-		return nil
+	err = e.queryLazy(ctx, e.d.q.finalize, args, func(rows pgx.Rows) error {
+		var ord int64
+		_, err := pgx.ForEachRow(rows, []any{&ord}, func() error {
+			matched[index[ord-1]] = true
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)

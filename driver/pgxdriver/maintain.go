@@ -1,0 +1,126 @@
+package pgxdriver
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// Vacuum defaults: how often a running client looks at the jobs table's
+// dead tuples, and how many make it vacuum the table.
+const (
+	vacuumCheckEvery = time.Second
+	vacuumMinDead    = 20_000
+	vacuumDeadShare  = 0.10
+	vacuumTimeout    = 10 * time.Minute
+)
+
+// vacuumPolicy is when [Driver.Maintain] vacuums the jobs table.
+type vacuumPolicy struct {
+	off     bool
+	every   time.Duration
+	minDead int64
+	perLive float64
+}
+
+// due reports whether a table with dead and live tuples needs a vacuum.
+func (p *vacuumPolicy) due(dead, live int64) bool {
+	return dead >= p.minDead && float64(dead) >= p.perLive*float64(live)
+}
+
+// WithoutVacuum stops running clients from vacuuming the jobs table (see
+// [Driver.Maintain]). Use it when something else vacuums the table often
+// enough, or when the database user may not vacuum it and the warning is
+// unwelcome.
+func WithoutVacuum() Option {
+	return func(d *Driver) { d.vacuum.off = true }
+}
+
+// Maintain keeps the jobs table fit for claims while a client runs, until
+// ctx ends; the client calls it (it implements driver.Maintainer).
+//
+// Every claim and completion updates a row, and each update leaves a dead
+// row version behind, and a dead entry in the pending-jobs index that every
+// later claim steps over until a vacuum removes it. Autovacuum visits a
+// table at most once per autovacuum_naptime (a minute by default), and not
+// at all on a server that runs with autovacuum off, so at a few thousand
+// jobs a second claims slow down as the dead entries pile up. Once a second
+// Maintain reads the table's dead and live tuple counts from the
+// statistics, and when dead tuples number at least 20,000 and a tenth of the
+// live ones, runs VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) on
+// it. SKIP_LOCKED makes a client skip the round when another client or
+// autovacuum is already vacuuming the table; TRUNCATE false keeps the
+// vacuum from taking the exclusive lock that shrinking the file needs, so
+// claims never wait for it. VACUUM only takes a lock that lets reads and
+// writes go on.
+//
+// Only the table's owner (or a superuser) may vacuum it. For any other user
+// Maintain logs one warning and does nothing more; [WithoutVacuum] turns it
+// off altogether.
+func (d *Driver) Maintain(ctx context.Context, logger *slog.Logger) {
+	if d.err != nil || d.vacuum.off {
+		return
+	}
+	if !d.mayVacuum(ctx, logger) {
+		return
+	}
+	ticker := time.NewTicker(d.vacuum.every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if err := d.vacuumIfDue(ctx, logger); err != nil && ctx.Err() == nil {
+			logger.Warn("sluice: vacuuming the jobs table failed", "table", d.Table(), "error", err)
+		}
+	}
+}
+
+// mayVacuum reports whether the current user may vacuum the jobs table,
+// logging why not when it may not.
+func (d *Driver) mayVacuum(ctx context.Context, logger *slog.Logger) bool {
+	var owner bool
+	err := d.pool.QueryRow(ctx, `SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class AS c
+WHERE c.oid = $1::regclass`, d.Table()).Scan(&owner)
+	if err != nil {
+		if ctx.Err() == nil {
+			logger.Warn("sluice: cannot tell whether the jobs table may be vacuumed; not vacuuming it",
+				"table", d.Table(), "error", err)
+		}
+		return false
+	}
+	if !owner {
+		logger.Warn("sluice: the database user does not own the jobs table, so the client cannot vacuum it; "+
+			"make sure autovacuum keeps up, or pass pgxdriver.WithoutVacuum to silence this",
+			"table", d.Table())
+	}
+	return owner
+}
+
+// vacuumIfDue vacuums the jobs table if its dead tuples call for it.
+func (d *Driver) vacuumIfDue(ctx context.Context, logger *slog.Logger) error {
+	var dead, live int64
+	err := d.pool.QueryRow(ctx, `SELECT pg_stat_get_dead_tuples(c.oid), pg_stat_get_live_tuples(c.oid)
+FROM pg_class AS c WHERE c.oid = $1::regclass`, d.Table()).Scan(&dead, &live)
+	if err != nil {
+		return wrapErr(ctx, "maintain", err)
+	}
+	if !d.vacuum.due(dead, live) {
+		return nil
+	}
+	vctx, cancel := context.WithTimeout(ctx, vacuumTimeout)
+	defer cancel()
+	start := time.Now()
+	if _, err := d.pool.Exec(vctx, "VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) "+d.Table()); err != nil {
+		return wrapErr(ctx, "vacuum", err)
+	}
+	logger.Debug("sluice: vacuumed the jobs table", "table", d.Table(), "dead_tuples", dead,
+		"live_tuples", live, "took", time.Since(start))
+	return nil
+}
+
+var _ driver.Maintainer = (*Driver)(nil)

@@ -1,0 +1,74 @@
+package pgxdriver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/internal/dbtest"
+)
+
+// vacuums returns how often the schema's jobs table has been vacuumed.
+func vacuums(t *testing.T, schema string) int64 {
+	t.Helper()
+	pool, _ := dbtest.Pool(t)
+	var n int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT vacuum_count FROM pg_stat_user_tables
+		WHERE schemaname = $1 AND relname = 'sluice_jobs'`, schema).Scan(&n))
+	return n
+}
+
+// A running client vacuums its jobs table once the dead tuples that claims
+// and completions leave reach the threshold, whether or not the server's
+// autovacuum would.
+func TestClientVacuumsItsTable(t *testing.T) {
+	t.Parallel()
+	pool, schema := dbtest.Pool(t)
+	done := make(chan struct{}, 1000)
+	w := sluice.NewWorkers()
+	sluice.AddWorker(w, sluice.WorkFunc(func(context.Context, *sluice.Job[pgArgs]) error {
+		done <- struct{}{}
+		return nil
+	}))
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(schema),
+		pgxdriver.WithVacuumPolicy(50*time.Millisecond, 200, 0))
+	c, err := sluice.NewClient(d, &sluice.Config{Workers: w, Logger: quiet})
+	require.NoError(t, err)
+	require.Zero(t, vacuums(t, schema))
+	require.NoError(t, c.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, c.Stop(context.Background())) })
+	args := make([]sluice.EnqueueParams, 500)
+	for i := range args {
+		args[i] = sluice.EnqueueParams{Args: pgArgs{N: i}}
+	}
+	_, err = c.EnqueueMany(t.Context(), args)
+	require.NoError(t, err)
+	for range args {
+		<-done
+	}
+	// Statistics reach the server's shared counters within seconds.
+	require.Eventually(t, func() bool { return vacuums(t, schema) > 0 }, 30*time.Second, 50*time.Millisecond,
+		"the client never vacuumed a table with 1,000 dead tuples")
+}
+
+// WithoutVacuum leaves the table to autovacuum.
+func TestWithoutVacuumNeverVacuums(t *testing.T) {
+	t.Parallel()
+	pool, schema := dbtest.Pool(t)
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(schema), pgxdriver.WithoutVacuum(),
+		pgxdriver.WithVacuumPolicy(10*time.Millisecond, 1, 0))
+	require.NoError(t, d.Migrate(t.Context()))
+	_, err := d.Executor().JobInsertMany(t.Context(), params(jobs(50, "default")))
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `UPDATE sluice_jobs SET priority = 2`)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	d.Maintain(ctx, quiet) // returns at once
+	require.NoError(t, ctx.Err())
+	require.Zero(t, vacuums(t, schema))
+}
