@@ -39,6 +39,7 @@ type Driver struct {
 	err      error
 	noListen bool
 	vacuum   vacuumPolicy
+	combiner combiner
 	q        *queries
 }
 

@@ -76,12 +76,11 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		return runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results)
 	}
 
-	if e.inTx || useCopy || len(unique) > 0 {
+	switch {
+	case e.inTx || useCopy || len(unique) > 0:
 		err = e.atomic(ctx, run)
-	} else {
-		// One batch without explicit transaction control runs as one
-		// implicit transaction: atomic, in a single round trip.
-		err = run(e.db)
+	default:
+		err = e.insertPlain(ctx, plain, queues)
 	}
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)

@@ -1,0 +1,152 @@
+package pgxdriver
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// maxCombined is the most jobs one combined insert carries.
+const maxCombined = 1000
+
+// insertReq is one pool insert of plain jobs waiting to be combined.
+type insertReq struct {
+	ctx    context.Context
+	jobs   []*driver.JobInsert
+	queues []string
+
+	err  error
+	done chan struct{}
+	// lead is closed when the request is made the leader; taken is set,
+	// under combiner.mu, when a leader takes the request, and leader when it
+	// is made the leader.
+	lead   chan struct{}
+	taken  bool
+	leader bool
+}
+
+// combiner groups small inserts that arrive on the pool at the same time.
+//
+// Most of a one-job enqueue's cost is per statement and per commit: the
+// round trip, planning, the notification, the WAL flush. So while one
+// insert runs, the inserts that arrive queue up, and then one caller (the
+// leader) runs everything queued as one statement and one commit. An
+// insert that arrives when nothing runs goes at once, alone. A leader leads
+// until its own insert is done, then hands the lead to the oldest insert
+// still queued, so no caller works for others for long. If a group's
+// statement fails, each insert of it runs again on its own, so one bad
+// insert (a duplicate ID, say) fails only its own caller.
+type combiner struct {
+	mu      sync.Mutex
+	pending []*insertReq
+	leading bool
+}
+
+// insertPlain inserts jobs, none with a unique key and fewer than
+// CopyThreshold, on the pool, and notifies queues, combined with other
+// callers' inserts.
+func (e *executor) insertPlain(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
+	c := &e.d.combiner
+	req := &insertReq{ctx: ctx, jobs: jobs, queues: queues, done: make(chan struct{}), lead: make(chan struct{})}
+	c.mu.Lock()
+	c.pending = append(c.pending, req)
+	if !c.leading {
+		c.leading = true
+		req.leader = true
+		close(req.lead)
+	}
+	c.mu.Unlock()
+	select {
+	case <-req.done:
+		return req.err
+	case <-req.lead:
+	case <-ctx.Done():
+		c.mu.Lock()
+		if !req.taken && !req.leader {
+			c.pending = slices.DeleteFunc(c.pending, func(r *insertReq) bool { return r == req })
+			c.mu.Unlock()
+			return ctx.Err()
+		}
+		leader := req.leader
+		c.mu.Unlock()
+		if !leader {
+			<-req.done // a leader is running it
+			return req.err
+		}
+	}
+	// req leads: run groups until its own is done, then hand over.
+	for !req.taken {
+		e.runGroup()
+	}
+	c.mu.Lock()
+	if len(c.pending) > 0 {
+		next := c.pending[0]
+		next.leader = true
+		close(next.lead)
+	} else {
+		c.leading = false
+	}
+	c.mu.Unlock()
+	return req.err
+}
+
+// runGroup runs the oldest inserts waiting, up to maxCombined jobs, as one
+// group. The caller leads, and its own insert is among those waiting.
+func (e *executor) runGroup() {
+	c := &e.d.combiner
+	c.mu.Lock()
+	var group []*insertReq
+	n := 0
+	for len(c.pending) > 0 && (len(group) == 0 || n+len(c.pending[0].jobs) <= maxCombined) {
+		req := c.pending[0]
+		c.pending = c.pending[1:]
+		req.taken = true
+		group = append(group, req)
+		n += len(req.jobs)
+	}
+	c.mu.Unlock()
+	defer func() {
+		for _, req := range group {
+			close(req.done)
+		}
+	}()
+	if len(group) == 1 {
+		group[0].err = e.insertGroup(group[0].ctx, group[0].jobs, group[0].queues)
+		return
+	}
+	// The group's statement outlives any one member's context; each was
+	// checked when it was taken.
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	var jobs []*driver.JobInsert
+	var queues []string
+	for _, req := range group {
+		if req.err = req.ctx.Err(); req.err == nil {
+			jobs = append(jobs, req.jobs...)
+			queues = append(queues, req.queues...)
+		}
+	}
+	slices.Sort(queues)
+	queues = slices.Compact(queues)
+	if len(jobs) == 0 || e.insertGroup(ctx, jobs, queues) == nil {
+		return
+	}
+	for _, req := range group {
+		if req.err == nil {
+			req.err = e.insertGroup(req.ctx, req.jobs, req.queues)
+		}
+	}
+}
+
+// insertGroup inserts plain jobs and notifies queues in one round trip, as
+// one implicit transaction.
+func (e *executor) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
+	b := &pgx.Batch{}
+	b.Queue(e.d.q.insertRows, insertArgs(jobs)...)
+	b.Queue(e.d.q.notify, e.d.q.channel, queues)
+	return e.db.SendBatch(ctx, b).Close()
+}
