@@ -114,14 +114,18 @@ func (e *executor) runGroup() {
 			close(req.done)
 		}
 	}()
-	if len(group) == 1 {
-		group[0].err = e.insertGroup(group[0].ctx, group[0].jobs, group[0].queues)
-		return
-	}
-	// The group's statement outlives any one member's context; each was
-	// checked when it was taken.
+	// Once sent, a statement runs to the end whatever happens to the
+	// callers' contexts, each checked just before: a context cancelled
+	// while the server commits would otherwise report a failure for jobs
+	// that were stored.
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
+	if len(group) == 1 {
+		if group[0].err = group[0].ctx.Err(); group[0].err == nil {
+			group[0].err = e.insertGroup(ctx, group[0].jobs, group[0].queues)
+		}
+		return
+	}
 	var jobs []*driver.JobInsert
 	var queues []string
 	for _, req := range group {
@@ -137,7 +141,7 @@ func (e *executor) runGroup() {
 	}
 	for _, req := range group {
 		if req.err == nil {
-			req.err = e.insertGroup(req.ctx, req.jobs, req.queues)
+			req.err = e.insertGroup(ctx, req.jobs, req.queues)
 		}
 	}
 }
