@@ -60,7 +60,7 @@ func backlog(b *testing.B, pool *pgxpool.Pool, n int, status string) {
 	}
 }
 
-func burnDown(b *testing.B, n, finished int) {
+func burnDown(b *testing.B, n, finished, workers int) {
 	for b.Loop() {
 		b.StopTimer()
 		d, pool := benchDriver(b)
@@ -69,23 +69,33 @@ func burnDown(b *testing.B, n, finished int) {
 		}
 		backlog(b, pool, n, "pending")
 		b.StartTimer()
-		clientbench.BurnDown(b, d, n, 0)
+		clientbench.BurnDown(b, d, n, 0, workers)
 	}
 }
 
 // BenchmarkClientWorkBacklog works a backlog of 1M no-op jobs with the
 // default Config (10 workers).
-func BenchmarkClientWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(1_000_000), 0) }
+func BenchmarkClientWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(1_000_000), 0, 0) }
+
+// tunedWorkers is the worker count of the tuned burn-down: enough that
+// each claim and each completion batch carries hundreds of jobs.
+const tunedWorkers = 1000
+
+// BenchmarkClientWorkBacklogTuned works a backlog of 1M no-op jobs with
+// tunedWorkers workers.
+func BenchmarkClientWorkBacklogTuned(b *testing.B) {
+	burnDown(b, clientbench.Size(1_000_000), 0, tunedWorkers)
+}
 
 // BenchmarkClientWorkBacklog100k works a backlog of 100k no-op jobs with
 // the default Config.
-func BenchmarkClientWorkBacklog100k(b *testing.B) { burnDown(b, clientbench.Size(100_000), 0) }
+func BenchmarkClientWorkBacklog100k(b *testing.B) { burnDown(b, clientbench.Size(100_000), 0, 0) }
 
 // BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with
 // 1M completed jobs already in the table.
 func BenchmarkClientWorkBacklogWithFinishedRows(b *testing.B) {
 	n := clientbench.Size(100_000)
-	burnDown(b, n, 10*n)
+	burnDown(b, n, 10*n, 0)
 }
 
 // BenchmarkClientEnqueue enqueues one job per call from one goroutine.

@@ -39,24 +39,31 @@
 // and results jsonb, times timestamptz, attempt errors a jsonb array.
 //
 // Partial indexes hold only pending jobs (for claims, in claim order) and
-// processing jobs (for rescues and heartbeats), so the cost of a claim does
-// not grow with finished jobs; a partial unique index keeps one live job per
-// unique key. The table is created with fillfactor 90 and autovacuum scale
+// the jobs holding a lease, which are the processing ones (for rescues and
+// heartbeats), so the cost of a claim does not grow with finished jobs; a
+// partial unique index keeps one live job per unique key. Claims, rescues
+// and completions reach their rows through the primary key in a shape no
+// plan can turn into a scan of the whole table, whatever the statistics
+// say. The table is created with fillfactor 90 and autovacuum scale
 // factors of 0.01 (vacuum) and 0.02 (analyze): a queue table is updated far
 // more than it grows, and its live part is small next to its dead tuples.
 // Finished jobs stay until something deletes them.
 //
-// Those settings assume autovacuum runs. On a server with autovacuum off,
-// every claim and completion leaves dead row versions that nothing removes,
-// and claims slow down as they step over them (docs/performance.md has the
-// measurement): vacuum the table yourself on such a server.
+// Every claim and completion leaves a dead row version, and a dead entry
+// in the pending index that later claims step over until a vacuum removes
+// it. Autovacuum visits a table at most once a minute, and never on a
+// server with autovacuum off, so a running client vacuums the table itself
+// when dead tuples pile up ([Driver.Maintain]; [WithoutVacuum] turns it
+// off).
 //
 // # Running the migrations with another tool
 //
 // The migrations are plain SQL files in the migrations directory of this
 // package, named NNNN_description.sql, one per version. They contain
-// placeholders: {t} for the table's quoted, qualified name and {t_claim_idx},
-// {t_lease_idx}, {t_unique_key_idx} for its indexes' names.
+// placeholders: {t} for the table's quoted, qualified name, {t_claim_idx},
+// {t_lease_idx}, {t_unique_key_idx} for its indexes' names as CREATE INDEX
+// takes them, and {q_lease_idx} (and so on) for the same names qualified by
+// the schema, as DROP INDEX takes them.
 // [Driver.Migrations] returns them with the placeholders filled in for a
 // driver's options; write those out as goose, golang-migrate or atlas
 // migrations (goose wants a "-- +goose Up" line on top, golang-migrate

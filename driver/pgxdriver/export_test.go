@@ -15,3 +15,7 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 		d.vacuum.every, d.vacuum.minDead, d.vacuum.perLive = every, minDead, perLive
 	}
 }
+
+// FinalizeQuery returns the driver's finalize SQL, for tests that check
+// its plan.
+func (d *Driver) FinalizeQuery() string { return d.q.finalize }

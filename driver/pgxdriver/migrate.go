@@ -43,12 +43,15 @@ func loadMigrations() ([]migration.Migration, error) {
 }
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
-// qualified, quoted table and {t_suffix} the quoted name <table>_suffix of
-// one of its indexes (which Postgres puts in the table's schema).
+// qualified, quoted table, {t_suffix} the quoted name <table>_suffix of one
+// of its indexes (which Postgres puts in the table's schema), as CREATE
+// INDEX takes it, and {q_suffix} the same name qualified, as DROP INDEX
+// takes it.
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table)}
 	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx"} {
-		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{d.table + "_" + suffix}.Sanitize())
+		name := d.table + "_" + suffix
+		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}
 	return strings.NewReplacer(pairs...)
 }

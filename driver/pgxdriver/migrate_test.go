@@ -65,8 +65,9 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	for name, sql := range ms {
 		require.NotContains(t, sql, "{t", "%s: placeholder left", name)
 		require.Contains(t, sql, `"app"."jobs"`, name)
-		require.Contains(t, sql, `"jobs_claim_idx"`, name)
 	}
+	require.Contains(t, ms["0001_create_jobs.sql"], `"jobs_claim_idx"`)
+	require.Contains(t, ms["0002_lease_index_by_lease.sql"], `DROP INDEX IF EXISTS "app"."jobs_lease_idx"`)
 }
 
 func TestInvalidNames(t *testing.T) {

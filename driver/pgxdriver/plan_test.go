@@ -1,6 +1,7 @@
 package pgxdriver_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,88 @@ func explain(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
 	rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
+
+// TestPlansWithStaleStatistics checks that claims and rescues of large
+// batches reach their rows through indexes, and completions not through
+// the lease index, even when the
+// statistics predate the claims, as they do on a server whose autovacuum
+// (and so auto-analyze) is off or behind: no plan may scan the whole table
+// or compare every processing job with every item of a batch.
+func TestPlansWithStaleStatistics(t *testing.T) {
+	t.Parallel()
+	d, pool, _ := newDriver(t)
+	ctx := t.Context()
+	for range 10 {
+		_, err := d.Executor().JobInsertMany(ctx, params(jobs(2000, "default")))
+		require.NoError(t, err)
+	}
+	_, err := pool.Exec(ctx, `ANALYZE sluice_jobs`) // no job processing yet
+	require.NoError(t, err)
+	claimed := claim(t, d, "c", 5000)
+	require.Len(t, claimed, 5000)
+
+	claimSQL, _, rescueSQL := d.Queries()
+	now := time.Now()
+	ids := make([]string, 1000)
+	attempts, give := make([]int32, 1000), make([]int32, 1000)
+	lockedBy, statuses := make([]string, 1000), make([]string, 1000)
+	for i := range ids {
+		ids[i], attempts[i], lockedBy[i], statuses[i] = claimed[i].ID, 1, "c", "completed"
+	}
+	times := make([]time.Time, 1000)
+	for _, tc := range []struct {
+		name, sql string
+		args      []any
+	}{
+		{"claim", claimSQL, []any{"c", now, now, "default", []string{"work"}, 1000}},
+		{"rescue", rescueSQL, []any{now, `{"error": "x"}`, 1000}},
+		{"finalize", d.FinalizeQuery(), []any{ids, attempts, lockedBy, statuses, times, times, give,
+			make([]*string, 1000), make([]*string, 1000)}},
+	} {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			plan := explainMode(t, pool, mode, tc.sql, tc.args...)
+			if tc.name == "finalize" {
+				// On a table this small a scan may well be cheapest;
+				// what must not happen is a walk of the lease index
+				// that compares each processing job with each item.
+				require.NotContains(t, plan, "lease_idx", "%s (%s) plan:\n%.2000s", tc.name, mode, plan)
+				continue
+			}
+			require.NotContains(t, plan, "Seq Scan", "%s (%s) plan:\n%.2000s", tc.name, mode, plan)
+		}
+	}
+}
+
+// explainMode returns the plan of sql with args under plan_cache_mode
+// mode, with the planner's default costs.
+func explainMode(t *testing.T, pool *pgxpool.Pool, mode, sql string, args ...any) string {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT set_config('plan_cache_mode', $1, true)`, mode)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `PREPARE sluice_plan_probe AS `+sql)
+	require.NoError(t, err)
+	placeholders := make([]string, len(args))
+	for i := range args {
+		placeholders[i] = fmt.Sprintf("$%d", i+1)
+	}
+	// EXECUTE's arguments are expressions, not parameters: pgx writes the
+	// values into the statement as literals.
+	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE sluice_plan_probe("+strings.Join(placeholders, ", ")+")",
+		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `DEALLOCATE sluice_plan_probe`)
 	require.NoError(t, err)
 	return strings.Join(lines, "\n")
 }

@@ -50,22 +50,28 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	notifySQL = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`
 
 	// claimSQL: $1 client, $2 locked_until, $3 now, $4 queue, $5 topics,
-	// $6 limit.
+	// $6 limit. The jobs are locked by the subquery and updated through
+	// the primary key: as = ANY over an array rather than a join, so that
+	// no plan, whatever the statistics say, joins against a scan of the
+	// whole table when the limit is large.
 	claimSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
 	attempt = j.attempt + 1
-FROM (
+WHERE j.id = ANY(ARRAY(
 	SELECT id FROM {t}
 	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
 	ORDER BY priority, run_at, id
 	LIMIT $6
 	FOR UPDATE SKIP LOCKED
-) AS c
-WHERE j.id = c.id
+))
 RETURNING {cols}`
 
 	// finalizeSQL ends claims given as parallel arrays, one element per
 	// item, numbered by ord; the items that matched come back by number.
+	// The id = ANY condition, redundant with the join, keeps the jobs
+	// reached through the primary key: costed as a filter, it makes a scan
+	// of the whole table look as dear as it is, whatever the statistics
+	// say about how many jobs are processing.
 	finalizeSQL = `UPDATE {t} AS j
 SET status = i.status,
 	run_at = CASE WHEN i.status = 'pending' THEN i.run_at ELSE j.run_at END,
@@ -77,32 +83,31 @@ SET status = i.status,
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
 	$6::timestamptz[], $7::int[], $8::text[], $9::text[]) WITH ORDINALITY
 	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, ord)
-WHERE j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.status = 'processing'
 RETURNING i.ord`
 
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on
-	// locked_until lets it walk the lease index, which holds only
-	// processing jobs.
+	// locked_until lets it walk the lease index, which holds only the jobs
+	// with a lease: the processing ones.
 	heartbeatSQL = `UPDATE {t} SET locked_until = $2
 WHERE status = 'processing' AND locked_by = $1 AND locked_until IS NOT NULL`
 
 	// rescueSQL: $1 now, $2 error (JSON; its attempt is set per job), $3
-	// limit.
+	// limit. Shaped as claimSQL is, for the same reason.
 	rescueSQL = `UPDATE {t} AS j
 SET status = CASE WHEN j.attempt <= j.max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN j.attempt <= j.max_retries THEN $1 ELSE j.run_at END,
 	finalized_at = CASE WHEN j.attempt <= j.max_retries THEN NULL ELSE $1 END,
 	locked_by = NULL, locked_until = NULL,
 	errors = {rescueErrors}
-FROM (
+WHERE j.id = ANY(ARRAY(
 	SELECT id FROM {t}
 	WHERE status = 'processing' AND locked_until < $1
 	ORDER BY locked_until
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
-) AS c
-WHERE j.id = c.id
+))
 RETURNING {cols}`
 
 	getSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = $1`

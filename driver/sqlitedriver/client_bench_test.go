@@ -54,7 +54,7 @@ func burnDown(b *testing.B, n, finished int, jobTime time.Duration) {
 		}
 		backlog(b, db, n, "pending")
 		b.StartTimer()
-		clientbench.BurnDown(b, d, n, jobTime)
+		clientbench.BurnDown(b, d, n, jobTime, 0)
 	}
 }
 
@@ -113,7 +113,7 @@ func BenchmarkMemoryWithMillionPending(b *testing.B) {
 		backlog(b, db, pending, "pending")
 		b.StartTimer()
 		stop := clientbench.PeakRSS()
-		clientbench.BurnDown(b, d, work, 0)
+		clientbench.BurnDown(b, d, work, 0, 0)
 		b.ReportMetric(stop(), "rss_MiB")
 	}
 }

@@ -36,7 +36,17 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 // nil, becomes its worker.
 func Client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error) *sluice.Client[TTx] {
 	b.Helper()
+	return client(b, d, work, 0)
+}
+
+// client is Client with workers workers in the default queue (0: the
+// default Config's).
+func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error, workers int) *sluice.Client[TTx] {
+	b.Helper()
 	cfg := &sluice.Config{Logger: discard}
+	if workers > 0 {
+		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: workers}}
+	}
 	if work != nil {
 		cfg.Workers = sluice.NewWorkers()
 		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(work))
@@ -49,13 +59,13 @@ func Client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 }
 
 // BurnDown works n pending jobs already in d's table with a worker that
-// takes jobTime (0 for no-op), reports jobs/s, and returns when all are
-// done.
-func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration) {
+// takes jobTime (0 for no-op) and workers workers in the default queue (0:
+// the default Config's), reports jobs/s, and returns when all are done.
+func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration, workers int) {
 	b.Helper()
 	var done atomic.Int64
 	finished := make(chan struct{})
-	c := Client(b, d, func(context.Context, *sluice.Job[Args]) error {
+	c := client(b, d, func(context.Context, *sluice.Job[Args]) error {
 		if jobTime > 0 {
 			time.Sleep(jobTime)
 		}
@@ -63,7 +73,7 @@ func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.D
 			close(finished)
 		}
 		return nil
-	})
+	}, workers)
 	start := time.Now()
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)
