@@ -120,6 +120,11 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		schema: fmt.Sprintf("sluice_compare_%d", os.Getpid()),
 		logf:   func(format string, args ...any) { fmt.Fprintf(log, "# "+format+"\n", args...) },
 	}
+	defer func() {
+		if r.admin != nil {
+			_ = r.admin.Close(context.Background())
+		}
+	}()
 	start := time.Now()
 	for _, driver := range []string{"pg", "sqlite"} {
 		if !o.drivers.match(driver) {
@@ -135,9 +140,6 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		if err := runDriver(ctx, r, o, driver, systemList, out); err != nil {
 			return err
 		}
-	}
-	if r.admin != nil {
-		_ = r.admin.Close(context.Background())
 	}
 	r.logf("done in %s", time.Since(start).Round(time.Second))
 	return nil
@@ -181,11 +183,12 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 		figures := map[string]map[string][]float64{} // system -> metric -> values
 		for rep := 1; rep <= o.reps; rep++ {
 			for _, system := range systemList {
+				began := time.Now()
 				m, err := r.measure(ctx, driver, system, &sc)
 				if err != nil {
 					return err
 				}
-				r.logf("%s %s rep %d/%d %s: %v", driver, sc.name, rep, o.reps, system, m)
+				r.logf("%s %s rep %d/%d %s: %v (%s)", driver, sc.name, rep, o.reps, system, m, time.Since(began).Round(time.Millisecond))
 				if figures[system] == nil {
 					figures[system] = map[string][]float64{}
 				}

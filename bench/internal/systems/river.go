@@ -34,8 +34,8 @@ func (w *riverWorker) Work(_ context.Context, job *river.Job[RiverArgs]) error {
 // River's own benchmark (cmd/river bench) uses for throughput; otherwise
 // River's defaults with the 100 workers its documentation's examples give
 // the default queue (River has no default worker count).
-func RiverConfig(tuned bool, work func(int64)) *river.Config {
-	cfg := &river.Config{Logger: discard}
+func RiverConfig(schema string, tuned bool, work func(int64)) *river.Config {
+	cfg := &river.Config{Logger: discard, Schema: schema}
 	if work == nil {
 		return cfg // insert-only
 	}
@@ -58,6 +58,7 @@ const (
 )
 
 type riverPG struct {
+	schema string
 	pool   *pgxpool.Pool
 	drv    *riverpgxv5.Driver
 	client *river.Client[pgx.Tx]
@@ -68,11 +69,11 @@ func newRiverPG(ctx context.Context, spec *harness.Spec) (harness.System, error)
 	if err != nil {
 		return nil, err
 	}
-	return &riverPG{pool: pool, drv: riverpgxv5.New(pool)}, nil
+	return &riverPG{schema: spec.Schema, pool: pool, drv: riverpgxv5.New(pool)}, nil
 }
 
 func (s *riverPG) Migrate(ctx context.Context) error {
-	m, err := rivermigrate.New(s.drv, &rivermigrate.Config{Logger: discard})
+	m, err := rivermigrate.New(s.drv, &rivermigrate.Config{Logger: discard, Schema: s.schema})
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (s *riverPG) InsertFinished(ctx context.Context, n int) error {
 }
 
 func (s *riverPG) Open(_ context.Context, tuned bool, work func(int64)) error {
-	c, err := river.NewClient(s.drv, RiverConfig(tuned, work))
+	c, err := river.NewClient(s.drv, RiverConfig(s.schema, tuned, work))
 	s.client = c
 	return err
 }

@@ -120,7 +120,7 @@ func newSluicePG(ctx context.Context, spec *harness.Spec) (harness.System, error
 		return nil, err
 	}
 	return &sluiceSystem[pgx.Tx]{
-		drv:            pgxdriver.New(pool),
+		drv:            pgxdriver.New(pool, pgxdriver.WithSchema(spec.Schema)),
 		exec:           poolExec(pool),
 		count:          poolCount(pool),
 		finishedInsert: sluiceFinishedPG,
@@ -159,7 +159,9 @@ func newSluiceSQLite(_ context.Context, spec *harness.Spec) (harness.System, err
 const PoolSize = 20
 
 // NewPool opens a pool on spec's database whose connections resolve names
-// in spec's schema.
+// in spec's schema. Each system is also told its schema through its own
+// option, which keeps its LISTEN/NOTIFY channels apart from those of other
+// programs using the same server.
 func NewPool(ctx context.Context, spec *harness.Spec) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(spec.DB)
 	if err != nil {
