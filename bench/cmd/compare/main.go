@@ -100,6 +100,27 @@ func parseFlags(args []string) (*options, error) {
 		}
 	}
 	o.scenarios, o.systems, o.drivers = newFilter(scenarios), newFilter(systemNames), newFilter(drivers)
+	var scenarioNames []string
+	for _, sc := range scenariosFor("pg", true, 1) {
+		for _, n := range []string{sc.group, sc.name} {
+			if !slices.Contains(scenarioNames, n) {
+				scenarioNames = append(scenarioNames, n)
+			}
+		}
+	}
+	for _, check := range []struct {
+		flag  string
+		f     filter
+		known []string
+	}{
+		{"-scenario", o.scenarios, scenarioNames},
+		{"-system", o.systems, systemsByDriver["sqlite"]},
+		{"-driver", o.drivers, []string{"pg", "sqlite"}},
+	} {
+		if err := check.f.check(check.known); err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", check.flag, err)
+		}
+	}
 	return &o, nil
 }
 
@@ -152,7 +173,7 @@ func (r *runner) open(ctx context.Context, driver string, systemList []string, r
 	case driver == "pg":
 		conn, err := pgx.Connect(ctx, r.dbURL)
 		if err != nil {
-			return fmt.Errorf("connect to Postgres at %s: %w", r.dbURL, err)
+			return fmt.Errorf("connect to Postgres (-database-url): %w", err)
 		}
 		r.admin = conn
 	case slices.Contains(systemList, "river"):

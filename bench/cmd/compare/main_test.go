@@ -102,7 +102,7 @@ func TestScenarios(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	t.Setenv("SLUICE_TEST_DATABASE_URL", "")
-	o, err := parseFlags([]string{"-quick"})
+	o, err := parseFlags([]string{"-quick", "-scenario", "latency_250ms,enqueue_single", "-system", "backlite", "-driver", "sqlite"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,8 @@ func TestParseFlags(t *testing.T) {
 	if o, err = parseFlags(nil); err != nil || o.reps != 3 || o.dbURL != "postgres://elsewhere/db" {
 		t.Errorf("full options: %+v, %v", o, err)
 	}
-	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"}} {
+	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
+		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}

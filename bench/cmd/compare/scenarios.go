@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -123,6 +124,16 @@ func (f filter) match(names ...string) bool {
 		}
 	}
 	return false
+}
+
+// check returns an error naming the first of f's names that is not known.
+func (f filter) check(known []string) error {
+	for _, name := range f {
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("unknown name %q; known: %s", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // higherIsBetter reports whether a larger figure is the better one.
