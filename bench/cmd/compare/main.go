@@ -1,0 +1,269 @@
+// Command compare measures sluice side by side with River (Postgres and
+// SQLite) and backlite (SQLite) on this machine, in one run, and prints one
+// line per figure and the ratios:
+//
+//	BENCH system=<sluice|river|backlite> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
+//
+// A ratio above 1 means sluice is better: sluice/other for throughput,
+// other/sluice for latency and memory. Run it from the bench directory;
+// bench/README.md describes the scenarios, the flags and how each system is
+// set up.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/bench/harness"
+	"github.com/sluicehq/sluice/bench/internal/systems"
+)
+
+const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+type options struct {
+	quick      bool
+	scale      float64
+	reps       int
+	scenarios  filter
+	systems    filter
+	drivers    filter
+	dbURL      string
+	riverDir   string
+	childLimit time.Duration
+}
+
+func main() {
+	if slices.Contains(os.Args[1:], "-child") {
+		harness.Exit(harness.ChildMain(context.Background(), os.Args[1:], os.Stdout, systems.Factories))
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(ctx, opts, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*options, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	var o options
+	var scenarios, systemNames, drivers string
+	dbURL := os.Getenv("SLUICE_TEST_DATABASE_URL")
+	if dbURL == "" {
+		dbURL = defaultDatabaseURL
+	}
+	fs.BoolVar(&o.quick, "quick", false, "small sizes and one repetition: every scenario in under two minutes")
+	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
+	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
+	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite); default all")
+	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
+	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
+	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
+	fs.DurationVar(&o.childLimit, "child-timeout", 0, "bound on each measurement's processes (default 2m with -quick, 30m otherwise)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("compare: unexpected arguments %q", fs.Args())
+	}
+	if o.reps < 0 {
+		return nil, fmt.Errorf("compare: -reps must be positive")
+	}
+	if o.scale <= 0 {
+		return nil, fmt.Errorf("compare: -scale must be positive")
+	}
+	if o.reps == 0 {
+		o.reps = 3
+		if o.quick {
+			o.reps = 1
+		}
+	}
+	if o.childLimit == 0 {
+		o.childLimit = 30 * time.Minute
+		if o.quick {
+			o.childLimit = 2 * time.Minute
+		}
+	}
+	o.scenarios, o.systems, o.drivers = newFilter(scenarios), newFilter(systemNames), newFilter(drivers)
+	var scenarioNames []string
+	for _, sc := range scenariosFor("pg", true, 1) {
+		for _, n := range []string{sc.group, sc.name} {
+			if !slices.Contains(scenarioNames, n) {
+				scenarioNames = append(scenarioNames, n)
+			}
+		}
+	}
+	for _, check := range []struct {
+		flag  string
+		f     filter
+		known []string
+	}{
+		{"-scenario", o.scenarios, scenarioNames},
+		{"-system", o.systems, systemsByDriver["sqlite"]},
+		{"-driver", o.drivers, []string{"pg", "sqlite"}},
+	} {
+		if err := check.f.check(check.known); err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", check.flag, err)
+		}
+	}
+	return &o, nil
+}
+
+// run runs every selected scenario for every selected system, writing the
+// figures to out and progress to log.
+func run(ctx context.Context, o *options, out, log io.Writer) error {
+	tmp, err := os.MkdirTemp("", "sluice-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r := &runner{
+		dbURL: o.dbURL, tmp: tmp, self: self, limit: o.childLimit,
+		schema: fmt.Sprintf("sluice_compare_%d", os.Getpid()),
+		logf:   func(format string, args ...any) { fmt.Fprintf(log, "# "+format+"\n", args...) },
+	}
+	defer func() {
+		if r.admin != nil {
+			_ = r.admin.Close(context.Background())
+		}
+	}()
+	start := time.Now()
+	for _, driver := range []string{"pg", "sqlite"} {
+		if !o.drivers.match(driver) {
+			continue
+		}
+		systemList := selected(systemsByDriver[driver], o.systems)
+		if len(systemList) == 0 {
+			continue
+		}
+		if err := r.open(ctx, driver, systemList, o.riverDir); err != nil {
+			return err
+		}
+		if err := runDriver(ctx, r, o, driver, systemList, out); err != nil {
+			return err
+		}
+	}
+	r.logf("done in %s", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// open gets what a driver's systems need: the Postgres connection, or the
+// River-on-SQLite program.
+func (r *runner) open(ctx context.Context, driver string, systemList []string, riverDir string) error {
+	switch {
+	case driver == "pg":
+		conn, err := pgx.Connect(ctx, r.dbURL)
+		if err != nil {
+			return fmt.Errorf("connect to Postgres (-database-url): %w", err)
+		}
+		r.admin = conn
+	case slices.Contains(systemList, "river"):
+		r.logf("building the River-on-SQLite program in %s", riverDir)
+		return r.buildRiverSQLite(ctx, riverDir)
+	}
+	return nil
+}
+
+func selected(all []string, f filter) []string {
+	var out []string
+	for _, s := range all {
+		if f.match(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runDriver runs one driver's scenarios, alternating systems within each
+// repetition, and prints each scenario's medians and ratios when it ends.
+func runDriver(ctx context.Context, r *runner, o *options, driver string, systemList []string, out io.Writer) error {
+	medians := map[string]map[string]float64{} // scenario -> "system metric" -> median
+	for _, sc := range scenariosFor(driver, o.quick, o.scale) {
+		if !o.scenarios.match(sc.name, sc.group) {
+			continue
+		}
+		figures := map[string]map[string][]float64{} // system -> metric -> values
+		for rep := 1; rep <= o.reps; rep++ {
+			for _, system := range systemList {
+				began := time.Now()
+				m, err := r.measure(ctx, driver, system, &sc)
+				if err != nil {
+					return err
+				}
+				r.logf("%s %s rep %d/%d %s: %v (%s)", driver, sc.name, rep, o.reps, system, m, time.Since(began).Round(time.Millisecond))
+				if figures[system] == nil {
+					figures[system] = map[string][]float64{}
+				}
+				for k, v := range m {
+					figures[system][k] = append(figures[system][k], v)
+				}
+			}
+		}
+		med := map[string]float64{}
+		metrics := append(slices.Clone(sc.metrics), "rss_mib")
+		for _, system := range systemList {
+			for _, metric := range metrics {
+				v := harness.Percentile(figures[system][metric], 50)
+				med[system+" "+metric] = v
+				fmt.Fprintln(out, harness.BenchLine(system, driver, sc.name, metric, v))
+			}
+		}
+		medians[sc.name] = med
+		printRatios(out, driver, sc.name, metrics, systemList, med)
+		// The bloat target compares sluice with its own clean burn-down.
+		if clean, ok := medians["burn_down"]["sluice jobs_per_s"]; sc.name == "bloat" && ok && clean > 0 {
+			if bloat, ok := med["sluice jobs_per_s"]; ok {
+				fmt.Fprintln(out, ratioLine(driver, sc.name, "jobs_per_s", "sluice", bloat/clean))
+			}
+		}
+	}
+	return nil
+}
+
+// printRatios prints sluice's ratio to every other system for each metric.
+func printRatios(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
+	if !slices.Contains(systemList, "sluice") {
+		return
+	}
+	for _, metric := range metrics {
+		ours := med["sluice "+metric]
+		for _, other := range systemList {
+			if other == "sluice" {
+				continue
+			}
+			theirs := med[other+" "+metric]
+			num, den := ours, theirs
+			if !higherIsBetter(metric) {
+				num, den = theirs, ours
+			}
+			if den == 0 {
+				continue
+			}
+			fmt.Fprintln(out, ratioLine(driver, scenario, metric, other, num/den))
+		}
+	}
+}
+
+func ratioLine(driver, scenario, metric, other string, v float64) string {
+	return fmt.Sprintf("RATIO driver=%s scenario=%s metric=%s sluice_vs=%s value=%s",
+		driver, scenario, metric, other, harness.FormatValue(v))
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/bench/harness"
+)
+
+func TestPrintRatiosSayWhetherSluiceIsBetter(t *testing.T) {
+	t.Parallel()
+	med := map[string]float64{
+		"sluice jobs_per_s": 3000, "river jobs_per_s": 1000, "backlite jobs_per_s": 6000,
+		"sluice p99_ms": 2, "river p99_ms": 20, "backlite p99_ms": 1,
+		"sluice rss_mib": 20, "river rss_mib": 30, "backlite rss_mib": 0,
+	}
+	var out bytes.Buffer
+	printRatios(&out, "sqlite", "x", []string{"jobs_per_s", "p99_ms", "rss_mib"}, []string{"sluice", "river", "backlite"}, med)
+	want := strings.Join([]string{
+		"RATIO driver=sqlite scenario=x metric=jobs_per_s sluice_vs=river value=3.00",
+		"RATIO driver=sqlite scenario=x metric=jobs_per_s sluice_vs=backlite value=0.5000",
+		"RATIO driver=sqlite scenario=x metric=p99_ms sluice_vs=river value=10.00",
+		"RATIO driver=sqlite scenario=x metric=p99_ms sluice_vs=backlite value=0.5000",
+		"RATIO driver=sqlite scenario=x metric=rss_mib sluice_vs=river value=1.50",
+		"RATIO driver=sqlite scenario=x metric=rss_mib sluice_vs=backlite value=0.0000",
+		"",
+	}, "\n")
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+
+	out.Reset()
+	printRatios(&out, "pg", "x", []string{"jobs_per_s"}, []string{"river"}, med)
+	if out.Len() != 0 {
+		t.Errorf("ratios without sluice: %q", out.String())
+	}
+}
+
+func TestParseFigures(t *testing.T) {
+	t.Parallel()
+	spec := &harness.Spec{System: "river", Driver: "pg", Scenario: "latency_250ms"}
+	out := "noise\n" +
+		"BENCH system=river driver=pg scenario=latency_250ms metric=p50_ms value=1.50\n" +
+		"BENCH system=sluice driver=pg scenario=latency_250ms metric=p50_ms value=9\n" +
+		"BENCH system=river driver=pg scenario=latency_250ms metric=p99_ms value=12\n"
+	m, err := parseFigures([]byte(out), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || m["p50_ms"] != 1.5 || m["p99_ms"] != 12 {
+		t.Errorf("parseFigures = %v", m)
+	}
+	for _, bad := range []string{"", "BENCH system=river driver=pg scenario=latency_250ms metric=p50_ms value=x\n"} {
+		if _, err := parseFigures([]byte(bad), spec); err == nil {
+			t.Errorf("parseFigures(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	t.Parallel()
+	f := newFilter(" latency, burn_down ,")
+	for name, want := range map[string]bool{"latency": true, "burn_down": true, "bloat": false} {
+		if got := f.match(name); got != want {
+			t.Errorf("match(%q) = %v", name, got)
+		}
+	}
+	if !f.match("latency_250ms", "latency") {
+		t.Error("a group name does not select its scenarios")
+	}
+	if !newFilter("").match("anything") {
+		t.Error("an empty filter does not select everything")
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	t.Parallel()
+	full := scenariosFor("pg", false, 1)
+	names := make([]string, len(full))
+	for i, sc := range full {
+		names[i] = sc.name
+	}
+	if got := strings.Join(names, " "); got != "burn_down default_config enqueue_single_1 enqueue_single_16 enqueue_many latency_250ms latency_500ps bloat" {
+		t.Errorf("scenarios: %s", got)
+	}
+	if full[0].spec.Backlog != 1_000_000 || full[7].spec.Finished != 1_000_000 || !full[0].spec.Tuned || full[1].spec.Tuned {
+		t.Errorf("Postgres burn-down: %+v, bloat: %+v", full[0].spec, full[7].spec)
+	}
+	if got := scenariosFor("sqlite", false, 1)[0].spec.Backlog; got != 200_000 {
+		t.Errorf("SQLite backlog %d", got)
+	}
+	small := sizesFor("pg", false, 0.001)
+	if small.backlog != 1000 || small.burnWindow != time.Second || small.slowSamples != 1 {
+		t.Errorf("scaled sizes: %+v", small)
+	}
+	if q := sizesFor("pg", true, 0.001); q != sizesFor("pg", true, 1) {
+		t.Error("-scale changed the quick sizes")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	t.Setenv("SLUICE_TEST_DATABASE_URL", "")
+	o, err := parseFlags([]string{"-quick", "-scenario", "latency_250ms,enqueue_single", "-system", "backlite", "-driver", "sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.reps != 1 || o.dbURL != defaultDatabaseURL || o.childLimit != 2*time.Minute {
+		t.Errorf("quick options: %+v", o)
+	}
+	t.Setenv("SLUICE_TEST_DATABASE_URL", "postgres://elsewhere/db")
+	if o, err = parseFlags(nil); err != nil || o.reps != 3 || o.dbURL != "postgres://elsewhere/db" {
+		t.Errorf("full options: %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
+		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) succeeded", bad)
+		}
+	}
+}

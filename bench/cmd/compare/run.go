@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/bench/harness"
+)
+
+// runner runs measurements in child processes and owns the databases they
+// use: a Postgres schema or a SQLite file per system per repetition,
+// removed afterwards.
+type runner struct {
+	dbURL  string
+	admin  *pgx.Conn // creates, analyzes and drops the schemas
+	tmp    string    // holds the SQLite files and built programs
+	self   string    // this program, run as a child
+	river  string    // the River-on-SQLite program
+	seq    int
+	limit  time.Duration // bounds each child process
+	logf   func(format string, args ...any)
+	schema string // prefix of schema names
+}
+
+// measurement is what one child measured.
+type measurement map[string]float64
+
+// measure runs one system through one scenario on a fresh database.
+func (r *runner) measure(ctx context.Context, driver, system string, sc *scenario) (measurement, error) {
+	r.seq++
+	spec := sc.spec
+	spec.System, spec.Driver, spec.Scenario = system, driver, sc.name
+	var cleanup func()
+	switch driver {
+	case "pg":
+		spec.DB = r.dbURL
+		spec.Schema = fmt.Sprintf("%s_%d", r.schema, r.seq)
+		if _, err := r.admin.Exec(ctx, "CREATE SCHEMA "+spec.Schema); err != nil {
+			return nil, fmt.Errorf("create schema: %w", err)
+		}
+		cleanup = func() {
+			_, err := r.admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+spec.Schema+" CASCADE")
+			if err != nil {
+				r.logf("drop schema %s: %v", spec.Schema, err)
+			}
+		}
+	case "sqlite":
+		spec.DB = filepath.Join(r.tmp, fmt.Sprintf("%s-%s-%d.db", system, sc.name, r.seq))
+		cleanup = func() {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				_ = os.Remove(spec.DB + suffix)
+			}
+		}
+	}
+	defer cleanup()
+
+	if _, _, err := r.child(ctx, &spec, "prepare"); err != nil {
+		return nil, err
+	}
+	if driver == "pg" {
+		if err := r.analyze(ctx, spec.Schema); err != nil {
+			return nil, err
+		}
+	}
+	out, rss, err := r.child(ctx, &spec, "measure")
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseFigures(out, &spec)
+	if err != nil {
+		return nil, err
+	}
+	m["rss_mib"] = rss
+	return m, nil
+}
+
+// analyze vacuums and analyzes every table of schema, as the autovacuum
+// daemon would after a bulk load; this server may run without it.
+func (r *runner) analyze(ctx context.Context, schema string) error {
+	rows, err := r.admin.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1`, schema)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := r.admin.Exec(ctx, "VACUUM ANALYZE "+pgx.Identifier{schema, t}.Sanitize()); err != nil {
+			return fmt.Errorf("vacuum %s.%s: %w", schema, t, err)
+		}
+	}
+	return nil
+}
+
+// child runs one phase of spec in a child process and returns its output
+// and its peak resident set size in MiB.
+func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([]byte, float64, error) {
+	js, err := json.Marshal(spec)
+	if err != nil {
+		return nil, 0, err
+	}
+	prog := r.self
+	if spec.System == "river" && spec.Driver == "sqlite" {
+		prog = r.river
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog, "-child", "-phase", phase, "-spec", string(js))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, 0, fmt.Errorf("%s %s/%s %s: %w\n%s", phase, spec.System, spec.Driver, spec.Scenario, err, stderr.Bytes())
+	}
+	var rss float64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = float64(ru.Maxrss) / 1024 // Maxrss is in KiB on Linux
+	}
+	return stdout.Bytes(), rss, nil
+}
+
+// parseFigures reads a child's BENCH lines into metric values.
+func parseFigures(out []byte, spec *harness.Spec) (measurement, error) {
+	m := measurement{}
+	s := bufio.NewScanner(bytes.NewReader(out))
+	prefix := fmt.Sprintf("BENCH system=%s driver=%s scenario=%s ", spec.System, spec.Driver, spec.Scenario)
+	for s.Scan() {
+		rest, ok := strings.CutPrefix(s.Text(), prefix)
+		if !ok {
+			continue
+		}
+		var metric, value string
+		for field := range strings.FieldsSeq(rest) {
+			k, v, _ := strings.Cut(field, "=")
+			switch k {
+			case "metric":
+				metric = v
+			case "value":
+				value = v
+			}
+		}
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || metric == "" {
+			return nil, fmt.Errorf("bad figure line %q", s.Text())
+		}
+		m[metric] = f
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("%s/%s %s printed no figures:\n%s", spec.System, spec.Driver, spec.Scenario, out)
+	}
+	return m, nil
+}
+
+// buildRiverSQLite builds the River-on-SQLite program from its module in
+// dir into r.tmp.
+func (r *runner) buildRiverSQLite(ctx context.Context, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return fmt.Errorf("River-on-SQLite module not found in %s (run from bench/, or pass -riversqlite): %w", dir, err)
+	}
+	r.river = filepath.Join(r.tmp, "riversqlite")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", r.river, ".")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build %s: %w", dir, err)
+	}
+	return nil
+}

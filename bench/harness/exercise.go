@@ -1,0 +1,67 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exercise runs every kind of measurement, tiny, for the system that base
+// names (base.System, base.Driver), each on a database that fresh prepares
+// in the Spec (setting DB and, on Postgres, Schema) and that its cleanup
+// removes. It returns an error unless each printed every figure it owes,
+// positive. Tests of each System use it.
+func Exercise(ctx context.Context, factories map[string]Factory, base Spec, fresh func(*Spec) (cleanup func(), err error)) error {
+	specs := []Spec{
+		{Scenario: "burn_down", Kind: KindBurnDown, Tuned: true, Backlog: 300, Window: time.Minute},
+		{Scenario: "bloat", Kind: KindBurnDown, Backlog: 200, Finished: 500, Window: time.Minute},
+		{Scenario: "enqueue_single_4", Kind: KindEnqueue, Jobs: 100, Goroutines: 4, Window: time.Minute},
+		{Scenario: "enqueue_many", Kind: KindEnqueueMany, Jobs: 250, Batch: 100, Window: time.Minute},
+		{Scenario: "latency", Kind: KindLatency, Jobs: 5, Gap: 5 * time.Millisecond},
+	}
+	for _, spec := range specs {
+		spec.System, spec.Driver = base.System, base.Driver
+		if err := exerciseOne(ctx, factories, &spec, fresh); err != nil {
+			return fmt.Errorf("%s: %w", spec.Scenario, err)
+		}
+	}
+	return nil
+}
+
+func exerciseOne(ctx context.Context, factories map[string]Factory, spec *Spec, fresh func(*Spec) (func(), error)) error {
+	cleanup, err := fresh(spec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	js, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	for _, phase := range []string{"prepare", "measure"} {
+		if err := ChildMain(ctx, []string{"-child", "-phase", phase, "-spec", string(js)}, &out, factories); err != nil {
+			return err
+		}
+	}
+	want := []string{"jobs_per_s"}
+	if spec.Kind == KindLatency {
+		want = []string{"p50_ms", "p99_ms"}
+	}
+	for _, metric := range want {
+		prefix := fmt.Sprintf("BENCH system=%s driver=%s scenario=%s metric=%s value=", spec.System, spec.Driver, spec.Scenario, metric)
+		i := strings.Index(out.String(), prefix)
+		if i < 0 {
+			return fmt.Errorf("no %s figure in:\n%s", metric, out.String())
+		}
+		value, _, _ := strings.Cut(out.String()[i+len(prefix):], "\n")
+		if v, err := strconv.ParseFloat(value, 64); err != nil || v <= 0 {
+			return fmt.Errorf("%s figure %q is not a positive number", metric, value)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/sluicehq/sluice/bench/harness
+
+go 1.25.0

@@ -1,0 +1,124 @@
+package systems
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/mikestefanello/backlite"
+
+	"github.com/sluicehq/sluice/bench/harness"
+)
+
+// BackliteTask is the backlite benchmark task.
+type BackliteTask struct {
+	N int64
+}
+
+// Config puts the tasks in one queue with the retries sluice's default
+// gives (four attempts) and nothing retained once done: backlite's default.
+func (BackliteTask) Config() backlite.QueueConfig {
+	return backlite.QueueConfig{Name: "bench", MaxAttempts: 4, Backoff: time.Second}
+}
+
+// backlite's settings: its README's example client (10 workers, tasks
+// released after 10 minutes, cleanup every hour), and for throughput a
+// worker pool ten times as large, since every fetch reads and sorts the
+// waiting tasks and a larger pool takes more of them per fetch.
+const (
+	backliteWorkers      = 10
+	backliteTunedWorkers = 100
+	backliteReleaseAfter = 10 * time.Minute
+)
+
+type backliteSystem struct {
+	db     *sql.DB
+	client *backlite.Client
+}
+
+// newBacklite opens the database as backlite's README does: sql.Open with
+// the default pool.
+func newBacklite(_ context.Context, spec *harness.Spec) (harness.System, error) {
+	db, err := sql.Open("sqlite", harness.SQLiteDSN(spec.DB))
+	if err != nil {
+		return nil, err
+	}
+	return &backliteSystem{db: db}, nil
+}
+
+func (s *backliteSystem) Migrate(context.Context) error {
+	c, err := backlite.NewClient(backlite.ClientConfig{DB: s.db, NumWorkers: 1, ReleaseAfter: backliteReleaseAfter})
+	if err != nil {
+		return err
+	}
+	return c.Install()
+}
+
+// InsertFinished keeps n tasks in backlite's table of completed tasks, as
+// its Retention option would: backlite deletes a task from its queue table
+// when it succeeds.
+func (s *backliteSystem) InsertFinished(ctx context.Context, n int) error {
+	return dbExec(s.db)(ctx, `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+		INSERT INTO backlite_tasks_completed
+		(id, created_at, queue, last_executed_at, attempts, last_duration_micro, succeeded, task)
+		SELECT printf('00000000-0000-7000-8000-%012x', n), t, 'bench', t, 1, 10, 1, CAST(json_object('N', -n) AS BLOB)
+		FROM g, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER) AS t)`, n)
+}
+
+func (s *backliteSystem) Open(_ context.Context, tuned bool, work func(int64)) error {
+	workers := backliteWorkers
+	if tuned {
+		workers = backliteTunedWorkers
+	}
+	c, err := backlite.NewClient(backlite.ClientConfig{
+		DB:              s.db,
+		NumWorkers:      workers,
+		ReleaseAfter:    backliteReleaseAfter,
+		CleanupInterval: time.Hour,
+	})
+	if err != nil {
+		return err
+	}
+	c.Register(backlite.NewQueue(func(_ context.Context, t BackliteTask) error {
+		if work != nil {
+			work(t.N)
+		}
+		return nil
+	}))
+	s.client = c
+	return nil
+}
+
+// Start runs the dispatcher until Stop: backlite stops it hard when the
+// context given to Start ends.
+func (s *backliteSystem) Start(context.Context) error {
+	s.client.Start(context.Background())
+	return nil
+}
+
+func (s *backliteSystem) Stop(ctx context.Context) error {
+	if !s.client.Stop(ctx) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (s *backliteSystem) Enqueue(ctx context.Context, n int64) error {
+	_, err := s.client.Add(BackliteTask{N: n}).Ctx(ctx).Save()
+	return err
+}
+
+func (s *backliteSystem) EnqueueMany(ctx context.Context, first int64, size int) error {
+	tasks := make([]backlite.Task, size)
+	for i := range tasks {
+		tasks[i] = BackliteTask{N: first + int64(i)}
+	}
+	_, err := s.client.Add(tasks...).Ctx(ctx).Save()
+	return err
+}
+
+func (s *backliteSystem) Remaining(ctx context.Context) (int64, error) {
+	return dbCount(s.db)(ctx, `SELECT count(*) FROM backlite_tasks`)
+}
+
+func (s *backliteSystem) Close() error { return s.db.Close() }
