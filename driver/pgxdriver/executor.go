@@ -60,8 +60,11 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 }
 
 // lazyCommitSQL makes the transaction it runs in commit without waiting for
-// its WAL record to reach disk (see [executor.queryLazy]).
-const lazyCommitSQL = "SELECT set_config('synchronous_commit', 'off', true)"
+// its WAL record to reach disk (see [executor.queryLazy]), and plan its
+// statements for their actual arguments: a generic plan cannot know how
+// many jobs a batch holds.
+const lazyCommitSQL = "SELECT set_config('synchronous_commit', 'off', true), " +
+	"set_config('plan_cache_mode', 'force_custom_plan', true)"
 
 // queryLazy runs one statement that writes, and passes its rows to scan. On
 // the pool, the statement's transaction commits asynchronously: it is sent

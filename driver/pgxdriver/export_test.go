@@ -19,3 +19,5 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 // FinalizeQuery returns the driver's finalize SQL, for tests that check
 // its plan.
 func (d *Driver) FinalizeQuery() string { return d.q.finalize }
+
+var FinalizeArgs = finalizeArgs

@@ -87,6 +87,7 @@ func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err err
 		lockedBy, statuses   []string
 		runAts, finalizedAts []pgtype.Timestamptz
 		errs, results        []pgtype.Text
+		fromStatus           []string
 	)
 	for i, it := range items {
 		if it == nil {
@@ -115,12 +116,13 @@ func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err err
 		giveBack = append(giveBack, back)
 		errs = append(errs, nullText(e))
 		results = append(results, nullText(it.Result))
+		fromStatus = append(fromStatus, string(driver.StatusProcessing))
 		index = append(index, i)
 	}
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results}, index, nil
+	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results, fromStatus}, index, nil
 }
 
 // JobHeartbeat extends the leases of a client's jobs with one UPDATE.

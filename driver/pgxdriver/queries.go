@@ -68,10 +68,12 @@ RETURNING {cols}`
 
 	// finalizeSQL ends claims given as parallel arrays, one element per
 	// item, numbered by ord; the items that matched come back by number.
-	// The id = ANY condition, redundant with the join, keeps the jobs
-	// reached through the primary key: costed as a filter, it makes a scan
-	// of the whole table look as dear as it is, whatever the statistics
-	// say about how many jobs are processing.
+	// Nothing in the WHERE clause restricts j alone but the IDs: a job's
+	// expected status arrives as an array ($10, every element
+	// 'processing') and is compared in the join. Statistics taken before
+	// the jobs were claimed say almost none is processing; a condition on
+	// j.status alone would make the planner expect one row and compare
+	// every job of the table or batch with every item.
 	finalizeSQL = `UPDATE {t} AS j
 SET status = i.status,
 	run_at = CASE WHEN i.status = 'pending' THEN i.run_at ELSE j.run_at END,
@@ -81,10 +83,10 @@ SET status = i.status,
 	errors = CASE WHEN i.error IS NULL THEN j.errors ELSE {finalizeErrors} END,
 	result = coalesce(i.result::jsonb, j.result)
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
-	$6::timestamptz[], $7::int[], $8::text[], $9::text[]) WITH ORDINALITY
-	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, ord)
+	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, from_status, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
-	AND j.status = 'processing'
+	AND j.status = i.from_status
 RETURNING i.ord`
 
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on
