@@ -35,6 +35,31 @@ import (
 var longForm = flag.Bool("faults.long", os.Getenv("SLUICE_FAULTS_LONG") == "1",
 	"run each fault scenario for minutes instead of seconds (also SLUICE_FAULTS_LONG=1)")
 
+// EnvReport names a file the summary lines are appended to, so that CI can
+// show them without running the tests verbosely.
+const EnvReport = "SLUICE_FAULTS_REPORT"
+
+var reportMu sync.Mutex
+
+// summary prints one summary line, and appends it to the file named by
+// SLUICE_FAULTS_REPORT if set.
+func summary(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	fmt.Println(line)
+	path := os.Getenv(EnvReport)
+	if path == "" {
+		return
+	}
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = fmt.Fprintln(f, line)
+	require.NoError(t, err)
+}
+
 // span returns short, or long under -faults.long.
 func span(short, long time.Duration) time.Duration {
 	if *longForm {
@@ -354,12 +379,24 @@ func (p *proc) rssKiB() (rss, hwm int) {
 	return rss, hwm
 }
 
-// unfinished counts the jobs not yet completed, failed or cancelled.
+// unfinished counts the jobs not yet completed, failed or cancelled. A
+// scenario's faults may cut the test's own connections too: a failed query
+// is retried.
 func (tg *target) unfinished(t *testing.T) int {
 	t.Helper()
-	var n int
-	require.NoError(t, tg.db.QueryRowContext(t.Context(),
-		`SELECT count(*) FROM sluice_jobs WHERE status NOT IN ('completed', 'failed', 'cancelled')`).Scan(&n))
+	var (
+		n   int
+		err error
+	)
+	for range 10 {
+		err = tg.db.QueryRowContext(t.Context(),
+			`SELECT count(*) FROM sluice_jobs WHERE status NOT IN ('completed', 'failed', 'cancelled')`).Scan(&n)
+		if err == nil {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, err)
 	return n
 }
 
@@ -408,13 +445,13 @@ type verdict struct {
 func (tg *target) check(t *testing.T, faults []time.Time) verdict {
 	t.Helper()
 	ctx := t.Context()
-	status := map[string]string{}
-	rows, err := tg.db.QueryContext(ctx, `SELECT CAST(id AS TEXT), status FROM sluice_jobs`)
+	status, errs := map[string]string{}, map[string]string{}
+	rows, err := tg.db.QueryContext(ctx, `SELECT CAST(id AS TEXT), status, COALESCE(CAST(errors AS TEXT), '') FROM sluice_jobs`)
 	require.NoError(t, err)
 	for rows.Next() {
-		var id, s string
-		require.NoError(t, rows.Scan(&id, &s))
-		status[id] = s
+		var id, s, e string
+		require.NoError(t, rows.Scan(&id, &s, &e))
+		status[id], errs[id] = s, e
 	}
 	require.NoError(t, rows.Err())
 	rows.Close()
@@ -448,7 +485,7 @@ func (tg *target) check(t *testing.T, faults []time.Time) verdict {
 		if !ok || s != "completed" || effects[id] == 0 {
 			v.lost++
 			if v.lost <= 5 {
-				t.Logf("lost job %s: stored=%v status=%q effects=%d", id, ok, s, effects[id])
+				t.Logf("lost job %s: stored=%v status=%q effects=%d errors=%.2000s", id, ok, s, effects[id], errs[id])
 			}
 		}
 		if s == "processing" {
@@ -483,7 +520,7 @@ func report(t *testing.T, scenario string, tg *target, v verdict) {
 	t.Helper()
 	line := fmt.Sprintf("FAULT scenario=%s driver=%s jobs=%d lost=%d duplicate_effects=%d stuck=%d recovery_s=%.3f",
 		scenario, tg.driver, v.jobs, v.lost, v.dups, v.stuck, v.recovery)
-	fmt.Println(line)
+	summary(t, "%s", line)
 	require.Positive(t, v.jobs, "the scenario enqueued no job")
 	if v.lost != 0 || v.dups != 0 || v.stuck != 0 {
 		t.Errorf("%s: statuses %v", line, tg.statusCounts(t))

@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sort"
 	"syscall"
@@ -137,7 +136,7 @@ func TestPoolExhaustion(t *testing.T) {
 		_ = c.Close(context.Background())
 	}
 	release := time.Now()
-	fmt.Printf("FAULT_POOL driver=pg held=%d of max_connections=%d completed_while_held=%d\n", len(held), maxConns, during)
+	summary(t, "FAULT_POOL driver=pg held=%d of max_connections=%d completed_while_held=%d", len(held), maxConns, during)
 	require.Positive(t, during, "no job completed while the connections were held")
 	wait()
 	tg.drain(t, time.Minute)
@@ -168,7 +167,8 @@ func TestHeldTransactionHorizon(t *testing.T) {
 	wait := tg.produceBackground(t, total, 10, 50*time.Millisecond)
 	ctx := t.Context()
 	start := time.Now()
-	time.Sleep(phase[0])
+	time.Sleep(phase[0] - time.Second)
+	deadBefore := deadTuples(t, tg)
 	holder, err := pgx.Connect(ctx, tg.url)
 	require.NoError(t, err)
 	defer holder.Close(context.Background())
@@ -189,13 +189,13 @@ func TestHeldTransactionHorizon(t *testing.T) {
 		from, to   time.Time
 		deadTuples int64
 	}{
-		{"before", start, fault, -1},
+		{"before", start, fault, deadBefore},
 		{"during", fault, released, deadDuring},
 		{"after", released, end, deadAfter},
 	}
 	for _, b := range bounds {
 		jobs, p50, p99 := phaseFigures(t, tg, b.from, b.to)
-		fmt.Printf("FAULT_HORIZON driver=pg phase=%s jobs_per_s=%.0f claim_p50_ms=%.1f claim_p99_ms=%.1f dead_tuples=%d\n",
+		summary(t, "FAULT_HORIZON driver=pg phase=%s jobs_per_s=%.0f claim_p50_ms=%.1f claim_p99_ms=%.1f dead_tuples=%d",
 			b.name, float64(jobs)/b.to.Sub(b.from).Seconds(), p50, p99, b.deadTuples)
 	}
 	stopAll(procs)
@@ -229,29 +229,28 @@ func phaseFigures(t *testing.T, tg *target, from, to time.Time) (jobs int, p50, 
 	return len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
 }
 
-// Scenario 6: producers run at 1.5 times the workers' capacity, then at
-// half of it; the backlog drains and the workers' memory stays flat.
+// Scenario 6: producers run at 1.5 times the workers' measured capacity,
+// then at half of it; the backlog drains and the workers' memory stays flat.
 func TestSustainedOverload(t *testing.T) {
 	for _, d := range bothDrivers {
 		t.Run(d.name, func(t *testing.T) {
 			tg := d.new(t)
-			// Two processes of 2 workers, 25 ms a job: 160 jobs/s at most.
-			const capacity = 160
 			procs := startWorkers(t, tg, 2, "-workers", "2", "-work", "25ms", "-lease", "2s")
-			time.Sleep(time.Second)
+			capacity := measureCapacity(t, tg, 300)
 			rssStart := make([]int, len(procs))
 			for i, p := range procs {
 				rssStart[i], _ = p.rssKiB()
 			}
-			const batch = 12 // every 50 ms: 240 jobs/s
+			const tick = 50 * time.Millisecond
+			perTick := func(rate float64) int { return max(1, int(rate*tick.Seconds()+0.5)) }
 			fault := time.Now()
-			tg.produceFor(t, span(10*time.Second, 3*time.Minute), batch, 50*time.Millisecond)
+			tg.produceFor(t, span(6*time.Second, 3*time.Minute), perTick(1.5*capacity), tick)
 			backlog := tg.unfinished(t)
-			tg.produceFor(t, span(4*time.Second, time.Minute), batch, 3*50*time.Millisecond)
+			tg.produceFor(t, span(3*time.Second, time.Minute), perTick(0.5*capacity), tick)
 			tg.drain(t, 2*time.Minute)
 			for i, p := range procs {
 				rss, hwm := p.rssKiB()
-				fmt.Printf("FAULT_MEMORY driver=%s worker=%d rss_start_kib=%d rss_end_kib=%d hwm_kib=%d backlog_after_overload=%d capacity_per_s=%d\n",
+				summary(t, "FAULT_MEMORY driver=%s worker=%d rss_start_kib=%d rss_end_kib=%d hwm_kib=%d backlog_after_overload=%d capacity_per_s=%.0f",
 					tg.driver, i, rssStart[i], rss, hwm, backlog, capacity)
 				if rss > 3*rssStart[i] && rss > 64<<10 {
 					t.Errorf("worker %d grew from %d KiB to %d KiB", i, rssStart[i], rss)
@@ -263,6 +262,16 @@ func TestSustainedOverload(t *testing.T) {
 	}
 }
 
+// measureCapacity enqueues n jobs at once and returns how many jobs a
+// second the running workers complete.
+func measureCapacity(t *testing.T, tg *target, n int) float64 {
+	t.Helper()
+	start := time.Now()
+	require.NoError(t, tg.produce(t.Context(), faultjob.Producer{Jobs: n, Batch: 100, Committed: tg.commit}))
+	tg.drain(t, time.Minute)
+	return float64(n) / time.Since(start).Seconds()
+}
+
 // Scenario 7: on SQLite, producer and worker processes are killed with
 // SIGKILL in the middle of their writes, repeatedly, and finally all at
 // once; the file then opens clean and no job whose commit was reported is
@@ -270,7 +279,7 @@ func TestSustainedOverload(t *testing.T) {
 func TestSQLiteKill9DuringWrites(t *testing.T) {
 	tg := newSQLiteTarget(t)
 	workers := startWorkers(t, tg, 2, "-workers", "4", "-work", "5ms", "-lease", "2s")
-	producer := tg.start(t, "-produce", "1000000", "-batch", "10")
+	producer := tg.start(t, "-produce", "1000000", "-batch", "10", "-every", "25ms")
 	all := append([]*proc{producer}, workers...)
 	var faults []time.Time
 	for end := time.Now().Add(span(6*time.Second, 2*time.Minute)); time.Now().Before(end); {
@@ -289,7 +298,7 @@ func TestSQLiteKill9DuringWrites(t *testing.T) {
 	var integrity string
 	require.NoError(t, tg.db.QueryRowContext(t.Context(), `PRAGMA integrity_check`).Scan(&integrity))
 	require.Equal(t, "ok", integrity)
-	fmt.Printf("FAULT_SQLITE integrity_check=%s reported_committed=%d\n", integrity, tg.knownCount())
+	summary(t, "FAULT_SQLITE integrity_check=%s reported_committed=%d", integrity, tg.knownCount())
 	restart := time.Now()
 	workers = startWorkers(t, tg, 2, "-workers", "4", "-work", "5ms", "-lease", "2s")
 	tg.drain(t, time.Minute)
@@ -316,7 +325,7 @@ func TestGracefulStopUnderLoad(t *testing.T) {
 			var due int
 			require.NoError(t, tg.db.QueryRowContext(t.Context(),
 				`SELECT count(*) FROM sluice_jobs WHERE status = 'pending' AND `+tg.dueNow).Scan(&due))
-			fmt.Printf("FAULT_STOP driver=%s stop_s=%.3f statuses=%v pending_due_now=%d\n", tg.driver, took.Seconds(), counts, due)
+			summary(t, "FAULT_STOP driver=%s stop_s=%.3f statuses=%v pending_due_now=%d", tg.driver, took.Seconds(), counts, due)
 			require.Equal(t, 20, due, "every job is handed back, due at once")
 			stuck := counts["processing"]
 			fast := tg.start(t, "-workers", "8", "-work", "5ms", "-lease", "1m")

@@ -96,6 +96,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// jobOptions gives each job retries enough for the faults it may meet:
+// every backend killed or connection refused in the middle of an attempt
+// costs that attempt, and a job whose retries are used up ends failed, which
+// the suite counts as lost.
+var jobOptions = &sluice.EnqueueOptions{MaxRetries: MaxRetries}
+
+// MaxRetries is the retries every fault job is enqueued with.
+const MaxRetries = 100
+
 // Producer enqueues fault jobs in batches: most with EnqueueMany, every
 // fourth batch with EnqueueTx in a transaction of its own.
 type Producer struct {
@@ -157,7 +166,7 @@ func enqueueBatch[TTx any](ctx context.Context, c *sluice.Client[TTx], st *Store
 	if !inTx {
 		params := make([]sluice.EnqueueParams, size)
 		for i := range params {
-			params[i] = sluice.EnqueueParams{Args: Args{N: first + i}}
+			params[i] = sluice.EnqueueParams{Args: Args{N: first + i}, Options: jobOptions}
 		}
 		res, err := c.EnqueueMany(ctx, params)
 		if err != nil {
@@ -174,7 +183,7 @@ func enqueueBatch[TTx any](ctx context.Context, c *sluice.Client[TTx], st *Store
 	}
 	defer func() { _ = st.Rollback(context.WithoutCancel(ctx), tx) }()
 	for i := range size {
-		res, err := c.EnqueueTx(ctx, tx, Args{N: first + i}, nil)
+		res, err := c.EnqueueTx(ctx, tx, Args{N: first + i}, jobOptions)
 		if err != nil {
 			return nil, err
 		}

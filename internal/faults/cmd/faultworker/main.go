@@ -41,6 +41,7 @@ type options struct {
 	stopTimeout time.Duration
 	produce     int
 	batch       int
+	every       time.Duration
 }
 
 func main() {
@@ -53,7 +54,8 @@ func main() {
 	flag.DurationVar(&o.lease, "lease", 2*time.Second, "lease duration")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "deadline given to Stop")
 	flag.IntVar(&o.produce, "produce", 0, "enqueue this many jobs instead of working, then exit")
-	flag.IntVar(&o.batch, "batch", 20, "jobs per EnqueueMany when producing")
+	flag.IntVar(&o.batch, "batch", 20, "jobs per batch when producing")
+	flag.DurationVar(&o.every, "every", 0, "time between batches when producing; 0 is as fast as possible")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -124,7 +126,7 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 		if err != nil {
 			return err
 		}
-		return faultjob.Produce(ctx, c, st, faultjob.Producer{Jobs: o.produce, Batch: o.batch,
+		return faultjob.Produce(ctx, c, st, faultjob.Producer{Jobs: o.produce, Batch: o.batch, Every: o.every,
 			Committed: func(id string) { fmt.Println("committed", id) }})
 	}
 	workers := sluice.NewWorkers()
@@ -134,7 +136,7 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 		Queues:        map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: o.workers}},
 		LeaseDuration: o.lease,
 		PollInterval:  200 * time.Millisecond,
-		MaxRetries:    1000,
+		MaxRetries:    faultjob.MaxRetries,
 		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
 		Logger:        logger,
 	})
