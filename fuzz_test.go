@@ -7,8 +7,10 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/require"
@@ -97,6 +99,7 @@ func FuzzEnqueueOptions(f *testing.F) {
 	f.Add("other", -32768, sluice.NoRetries, "key-1", int64(1), "é\x00")
 	f.Add("nope", 32768, -2, "", int64(-1), "")
 	f.Add("default", 5, 1<<30, "k", int64(math.MaxInt64/2), "\xff\xfe")
+	f.Add("default", 1, 0, "\xffkey", int64(0), "x")
 	f.Add("default", 0, 1<<30+1, "k\x00", int64(1767225600000000), string(make([]byte, 300)))
 	dir := f.TempDir()
 	db, err := sqlitedriver.Open(filepath.Join(dir, "jobs.db"))
@@ -119,6 +122,10 @@ func FuzzEnqueueOptions(f *testing.F) {
 		}
 		before := count(t)
 		res, err := c.Enqueue(t.Context(), textArgs{S: text}, opts)
+		if !utf8.ValidString(uniqueKey) || strings.ContainsRune(uniqueKey, 0) {
+			// Postgres stores neither; every driver refuses them alike.
+			require.ErrorIs(t, err, sluice.ErrInvalidOptions)
+		}
 		if err != nil {
 			require.True(t, errors.Is(err, sluice.ErrUnknownQueue) || errors.Is(err, sluice.ErrInvalidOptions) ||
 				errors.Is(err, sluice.ErrInvalidArgs) || errors.Is(err, sluice.ErrPayloadTooLarge), "untyped error: %v", err)
