@@ -41,7 +41,7 @@ func TestKill9Workers(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			tg := d.new(t)
 			procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "20ms", "-lease", "2s")
-			run := span(6*time.Second, 2*time.Minute)
+			run := span(6*time.Second, 45*time.Second)
 			wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
 			var faults []time.Time
 			for end := time.Now().Add(run); time.Now().Before(end); {
@@ -64,8 +64,8 @@ func TestKill9Workers(t *testing.T) {
 func TestDatabaseRestart(t *testing.T) {
 	tg := newPGTarget(t)
 	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "10ms", "-lease", "2s")
-	run := span(6*time.Second, 2*time.Minute)
-	every := span(2*time.Second, 15*time.Second)
+	run := span(6*time.Second, 45*time.Second)
+	every := span(2*time.Second, 10*time.Second)
 	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
 	var faults []time.Time
 	for end := time.Now().Add(run - every/2); time.Now().Before(end); {
@@ -85,7 +85,7 @@ func TestDatabaseRestart(t *testing.T) {
 func TestBackendKills(t *testing.T) {
 	tg := newPGTarget(t)
 	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "10ms", "-lease", "2s")
-	run := span(5*time.Second, 2*time.Minute)
+	run := span(5*time.Second, 45*time.Second)
 	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
 	var faults []time.Time
 	killed := 0
@@ -107,7 +107,7 @@ func TestBackendKills(t *testing.T) {
 func TestPoolExhaustion(t *testing.T) {
 	tg := newPGTarget(t)
 	procs := startWorkers(t, tg, 2, "-workers", "4", "-conns", "4", "-work", "10ms", "-lease", "2s")
-	run := span(8*time.Second, 2*time.Minute)
+	run := span(8*time.Second, 45*time.Second)
 	wait := tg.produceBackground(t, run, 10, 100*time.Millisecond)
 	time.Sleep(run / 4)
 
@@ -161,8 +161,8 @@ func completed(t *testing.T, tg *target) int {
 func TestHeldTransactionHorizon(t *testing.T) {
 	tg := newPGTarget(t)
 	procs := startWorkers(t, tg, 2, "-workers", "4", "-work", "5ms", "-lease", "2s")
-	phase := []time.Duration{span(3*time.Second, time.Minute), span(5*time.Second, 5*time.Minute),
-		span(3*time.Second, time.Minute)}
+	phase := []time.Duration{span(3*time.Second, 20*time.Second), span(5*time.Second, 90*time.Second),
+		span(3*time.Second, 20*time.Second)}
 	total := phase[0] + phase[1] + phase[2]
 	wait := tg.produceBackground(t, total, 10, 50*time.Millisecond)
 	ctx := t.Context()
@@ -244,9 +244,9 @@ func TestSustainedOverload(t *testing.T) {
 			const tick = 50 * time.Millisecond
 			perTick := func(rate float64) int { return max(1, int(rate*tick.Seconds()+0.5)) }
 			fault := time.Now()
-			tg.produceFor(t, span(6*time.Second, 3*time.Minute), perTick(1.5*capacity), tick)
+			tg.produceFor(t, span(6*time.Second, 90*time.Second), perTick(1.5*capacity), tick)
 			backlog := tg.unfinished(t)
-			tg.produceFor(t, span(3*time.Second, time.Minute), perTick(0.5*capacity), tick)
+			tg.produceFor(t, span(3*time.Second, 30*time.Second), perTick(0.5*capacity), tick)
 			tg.drain(t, 2*time.Minute)
 			for i, p := range procs {
 				rss, hwm := p.rssKiB()
@@ -282,7 +282,7 @@ func TestSQLiteKill9DuringWrites(t *testing.T) {
 	producer := tg.start(t, "-produce", "1000000", "-batch", "10", "-every", "25ms")
 	all := append([]*proc{producer}, workers...)
 	var faults []time.Time
-	for end := time.Now().Add(span(6*time.Second, 2*time.Minute)); time.Now().Before(end); {
+	for end := time.Now().Add(span(6*time.Second, 45*time.Second)); time.Now().Before(end); {
 		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
 		p := all[rand.IntN(len(all))]
 		faults = append(faults, time.Now())
