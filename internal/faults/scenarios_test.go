@@ -33,6 +33,39 @@ func startWorkers(t *testing.T, tg *target, n int, flags ...string) []*proc {
 	return procs
 }
 
+// repeat waits pause() and then calls fault, until run has passed, and
+// returns when each fault began.
+func repeat(run time.Duration, pause func() time.Duration, fault func()) []time.Time {
+	var faults []time.Time
+	for end := time.Now().Add(run); time.Now().Before(end); {
+		time.Sleep(pause())
+		faults = append(faults, time.Now())
+		fault()
+	}
+	return faults
+}
+
+// jitter returns a random duration from lo to hi milliseconds.
+func jitter(lo, hi int) time.Duration {
+	return time.Duration(lo+rand.IntN(hi-lo)) * time.Millisecond
+}
+
+// killAndRestart kills one of procs, chosen at random, with SIGKILL and
+// starts it again.
+func killAndRestart(procs []*proc) {
+	p := procs[rand.IntN(len(procs))]
+	p.kill9()
+	p.restart()
+}
+
+// finish waits for the jobs to drain, stops the workers and reports.
+func finish(t *testing.T, scenario string, tg *target, procs []*proc, faults []time.Time) {
+	t.Helper()
+	tg.drain(t, 2*time.Minute)
+	stopAll(procs)
+	report(t, scenario, tg, tg.check(t, faults))
+}
+
 // Scenario 1: kill -9 one of several worker processes mid-job, repeatedly,
 // and restart it. Its jobs come back when their leases expire; none is lost
 // and none takes effect twice, since a stale attempt's Ack fails.
@@ -43,18 +76,9 @@ func TestKill9Workers(t *testing.T) {
 			procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "20ms", "-lease", "2s")
 			run := span(6*time.Second, 45*time.Second)
 			wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
-			var faults []time.Time
-			for end := time.Now().Add(run); time.Now().Before(end); {
-				time.Sleep(time.Duration(700+rand.IntN(600)) * time.Millisecond)
-				p := procs[rand.IntN(len(procs))]
-				faults = append(faults, time.Now())
-				p.kill9()
-				p.restart()
-			}
+			faults := repeat(run, func() time.Duration { return jitter(700, 1300) }, func() { killAndRestart(procs) })
 			wait()
-			tg.drain(t, time.Minute)
-			stopAll(procs)
-			report(t, "kill9", tg, tg.check(t, faults))
+			finish(t, "kill9", tg, procs, faults)
 		})
 	}
 }
@@ -67,17 +91,11 @@ func TestDatabaseRestart(t *testing.T) {
 	run := span(6*time.Second, 45*time.Second)
 	every := span(2*time.Second, 10*time.Second)
 	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
-	var faults []time.Time
-	for end := time.Now().Add(run - every/2); time.Now().Before(end); {
-		time.Sleep(every)
-		faults = append(faults, time.Now())
-		n := tg.terminateBackends(t, false)
-		t.Logf("terminated %d backends", n)
-	}
+	faults := repeat(run-every/2, func() time.Duration { return every }, func() {
+		t.Logf("terminated %d backends", tg.terminateBackends(t, false))
+	})
 	wait()
-	tg.drain(t, time.Minute)
-	stopAll(procs)
-	report(t, "pg_restart", tg, tg.check(t, faults))
+	finish(t, "pg_restart", tg, procs, faults)
 }
 
 // Scenario 3: the workers' connections are terminated several times a
@@ -87,18 +105,13 @@ func TestBackendKills(t *testing.T) {
 	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "10ms", "-lease", "2s")
 	run := span(5*time.Second, 45*time.Second)
 	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
-	var faults []time.Time
 	killed := 0
-	for end := time.Now().Add(run); time.Now().Before(end); {
-		time.Sleep(200 * time.Millisecond)
-		faults = append(faults, time.Now())
+	faults := repeat(run, func() time.Duration { return 200 * time.Millisecond }, func() {
 		killed += tg.terminateBackends(t, true)
-	}
+	})
 	wait()
-	tg.drain(t, time.Minute)
-	stopAll(procs)
 	t.Logf("terminated %d backends in %d rounds", killed, len(faults))
-	report(t, "backend_kills", tg, tg.check(t, faults))
+	finish(t, "backend_kills", tg, procs, faults)
 }
 
 // Scenario 4: idle connections fill the server (leaving a margin for
@@ -139,10 +152,7 @@ func TestPoolExhaustion(t *testing.T) {
 	summary(t, "FAULT_POOL driver=pg held=%d of max_connections=%d completed_while_held=%d", len(held), maxConns, during)
 	require.Positive(t, during, "no job completed while the connections were held")
 	wait()
-	tg.drain(t, time.Minute)
-	stopAll(procs)
-	v := tg.check(t, []time.Time{fault, release})
-	report(t, "pool_exhaustion", tg, v)
+	finish(t, "pool_exhaustion", tg, procs, []time.Time{fault, release})
 }
 
 // completed counts the completed jobs.
@@ -284,14 +294,8 @@ func TestSQLiteKill9DuringWrites(t *testing.T) {
 	workers := startWorkers(t, tg, 2, "-workers", "4", "-work", "5ms", "-lease", "2s")
 	producer := tg.start(t, "-produce", "1000000", "-batch", "10", "-every", "25ms")
 	all := append([]*proc{producer}, workers...)
-	var faults []time.Time
-	for end := time.Now().Add(span(6*time.Second, 45*time.Second)); time.Now().Before(end); {
-		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
-		p := all[rand.IntN(len(all))]
-		faults = append(faults, time.Now())
-		p.kill9()
-		p.restart()
-	}
+	faults := repeat(span(6*time.Second, 45*time.Second), func() time.Duration { return jitter(300, 700) },
+		func() { killAndRestart(all) })
 	for _, p := range all {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	}
@@ -304,9 +308,7 @@ func TestSQLiteKill9DuringWrites(t *testing.T) {
 	summary(t, "FAULT_SQLITE integrity_check=%s reported_committed=%d", integrity, tg.knownCount())
 	restart := time.Now()
 	workers = startWorkers(t, tg, 2, "-workers", "4", "-work", "5ms", "-lease", "2s")
-	tg.drain(t, time.Minute)
-	stopAll(workers)
-	report(t, "sqlite_kill9_writes", tg, tg.check(t, append(faults, restart)))
+	finish(t, "sqlite_kill9_writes", tg, workers, append(faults, restart))
 }
 
 // Scenario 8: Stop with a short deadline under load hands every unfinished
