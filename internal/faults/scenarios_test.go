@@ -58,6 +58,19 @@ func killAndRestart(procs []*proc) {
 	p.restart()
 }
 
+// underFaults runs three worker processes, each working 4 jobs of the
+// given length at once, while producing 200 jobs a second for run and
+// calling fault after every pause; then it drains and reports.
+func underFaults(t *testing.T, tg *target, scenario, work string, run time.Duration,
+	pause func() time.Duration, fault func(procs []*proc)) {
+	t.Helper()
+	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", work, "-lease", "2s")
+	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
+	faults := repeat(run, pause, func() { fault(procs) })
+	wait()
+	finish(t, scenario, tg, procs, faults)
+}
+
 // finish waits for the jobs to drain, stops the workers and reports.
 func finish(t *testing.T, scenario string, tg *target, procs []*proc, faults []time.Time) {
 	t.Helper()
@@ -73,12 +86,8 @@ func TestKill9Workers(t *testing.T) {
 	for _, d := range bothDrivers {
 		t.Run(d.name, func(t *testing.T) {
 			tg := d.new(t)
-			procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "20ms", "-lease", "2s")
-			run := span(6*time.Second, 45*time.Second)
-			wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
-			faults := repeat(run, func() time.Duration { return jitter(700, 1300) }, func() { killAndRestart(procs) })
-			wait()
-			finish(t, "kill9", tg, procs, faults)
+			underFaults(t, tg, "kill9", "20ms", span(6*time.Second, 45*time.Second),
+				func() time.Duration { return jitter(700, 1300) }, killAndRestart)
 		})
 	}
 }
@@ -87,31 +96,23 @@ func TestKill9Workers(t *testing.T) {
 // server restart would; the clients reconnect on their own and drain.
 func TestDatabaseRestart(t *testing.T) {
 	tg := newPGTarget(t)
-	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "10ms", "-lease", "2s")
-	run := span(6*time.Second, 45*time.Second)
 	every := span(2*time.Second, 10*time.Second)
-	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
-	faults := repeat(run-every/2, func() time.Duration { return every }, func() {
-		t.Logf("terminated %d backends", tg.terminateBackends(t, false))
-	})
-	wait()
-	finish(t, "pg_restart", tg, procs, faults)
+	underFaults(t, tg, "pg_restart", "10ms", span(6*time.Second, 45*time.Second)-every/2,
+		func() time.Duration { return every }, func([]*proc) {
+			t.Logf("terminated %d backends", tg.terminateBackends(t, false))
+		})
 }
 
 // Scenario 3: the workers' connections are terminated several times a
 // second for a while.
 func TestBackendKills(t *testing.T) {
 	tg := newPGTarget(t)
-	procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "10ms", "-lease", "2s")
-	run := span(5*time.Second, 45*time.Second)
-	wait := tg.produceBackground(t, run, 20, 100*time.Millisecond)
 	killed := 0
-	faults := repeat(run, func() time.Duration { return 200 * time.Millisecond }, func() {
-		killed += tg.terminateBackends(t, true)
-	})
-	wait()
-	t.Logf("terminated %d backends in %d rounds", killed, len(faults))
-	finish(t, "backend_kills", tg, procs, faults)
+	underFaults(t, tg, "backend_kills", "10ms", span(5*time.Second, 45*time.Second),
+		func() time.Duration { return 200 * time.Millisecond }, func([]*proc) {
+			killed += tg.terminateBackends(t, true)
+		})
+	t.Logf("terminated %d backends", killed)
 }
 
 // Scenario 4: idle connections fill the server (leaving a margin for
