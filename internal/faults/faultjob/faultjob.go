@@ -34,8 +34,11 @@ func (Args) Topic() string { return "fault" }
 // Store is what the worker and the producer need of a database, whatever
 // its transaction type.
 type Store[TTx any] struct {
-	Begin    func(ctx context.Context) (TTx, error)
-	Commit   func(ctx context.Context, tx TTx) error
+	// Begin begins a transaction.
+	Begin func(ctx context.Context) (TTx, error)
+	// Commit commits tx.
+	Commit func(ctx context.Context, tx TTx) error
+	// Rollback rolls tx back; after a commit it does nothing.
 	Rollback func(ctx context.Context, tx TTx) error
 	// Exec runs a statement in tx.
 	Exec func(ctx context.Context, tx TTx, query string, args ...any) error

@@ -136,7 +136,6 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 		Queues:        map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: o.workers}},
 		LeaseDuration: o.lease,
 		PollInterval:  200 * time.Millisecond,
-		MaxRetries:    faultjob.MaxRetries,
 		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
 		Logger:        logger,
 	})
