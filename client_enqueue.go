@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -95,6 +97,10 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if topic == "" {
 		return nil, fmt.Errorf("enqueue %T: %w", args, ErrEmptyTopic)
 	}
+	if !storableText(topic) {
+		return nil, fmt.Errorf("enqueue %q: %w", topic,
+			&ArgsError{Topic: topic, Err: errors.New("topic must be valid UTF-8 without NUL characters")})
+	}
 	if opts == nil {
 		opts = &EnqueueOptions{}
 	}
@@ -119,6 +125,10 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	runAt := now
 	if !opts.RunAt.IsZero() {
 		runAt = opts.RunAt.UTC().Truncate(time.Microsecond)
+	}
+	if !storableText(opts.UniqueKey) {
+		return nil, fmt.Errorf("enqueue %s: %w", topic,
+			&OptionsError{Field: "UniqueKey", Reason: "must be valid UTF-8 without NUL characters"})
 	}
 	if opts.Priority < minPriority || opts.Priority > maxPriority {
 		return nil, fmt.Errorf("enqueue %s: %w", topic,
@@ -207,6 +217,12 @@ func hasNUL(b []byte) bool {
 		i++ // skip the escaped character, so \\u0000 does not match
 	}
 	return false
+}
+
+// storableText reports whether every driver can store s as text: Postgres
+// refuses NUL characters and invalid UTF-8.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 func topicOf(args JobArgs) string {

@@ -26,6 +26,10 @@ type bigArgs struct {
 
 func (bigArgs) Topic() string { return "big" }
 
+type nulTopicArgs struct{}
+
+func (nulTopicArgs) Topic() string { return "mail\x00digest" }
+
 type emptyTopicArgs struct{}
 
 func (emptyTopicArgs) Topic() string { return "" }
@@ -45,6 +49,9 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"payload over the limit", bigArgs{S: strings.Repeat("x", 1000)}, nil, sluice.ErrPayloadTooLarge},
 		{"NUL character in args", bigArgs{S: "a\x00b"}, nil, sluice.ErrInvalidArgs},
 		{"empty topic", emptyTopicArgs{}, nil, sluice.ErrEmptyTopic},
+		{"NUL character in topic", nulTopicArgs{}, nil, sluice.ErrInvalidArgs},
+		{"NUL character in unique key", noteArgs{}, &sluice.EnqueueOptions{UniqueKey: "k\x00"}, sluice.ErrInvalidOptions},
+		{"unique key not UTF-8", noteArgs{}, &sluice.EnqueueOptions{UniqueKey: "\xff"}, sluice.ErrInvalidOptions},
 		{"negative MaxRetries", noteArgs{}, &sluice.EnqueueOptions{MaxRetries: -2}, sluice.ErrInvalidOptions},
 		{"MaxRetries beyond 32 bits", noteArgs{}, &sluice.EnqueueOptions{MaxRetries: 1 << 40}, sluice.ErrInvalidOptions},
 		{"priority out of range", noteArgs{}, &sluice.EnqueueOptions{Priority: 1 << 20}, sluice.ErrInvalidOptions},

@@ -9,7 +9,7 @@ import (
 // JobArgs are a job's arguments. They are stored as JSON, so the type must
 // encode and decode with encoding/json. Topic names the job's type and
 // selects its worker; it must be a constant of the type, valid on the zero
-// value.
+// value, and valid UTF-8 without NUL characters.
 type JobArgs interface {
 	Topic() string
 }
@@ -73,7 +73,8 @@ type EnqueueOptions struct {
 	MaxRetries int
 	// UniqueKey, when not empty, makes the job unique: while a pending or
 	// processing job with the same key exists, enqueueing returns that job
-	// with Duplicate set instead of a new one.
+	// with Duplicate set instead of a new one. It must be valid UTF-8
+	// without NUL characters, which Postgres cannot store.
 	UniqueKey string
 }
 

@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"math"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -28,6 +29,9 @@ func (p SquareRetryPolicy) NextRetry(job *JobRow, failedAt time.Time) time.Time 
 		unit = time.Minute
 	}
 	n := time.Duration(max(job.Attempt, 1))
+	if n > math.MaxInt64/n/unit {
+		return failedAt.Add(math.MaxInt64) // n²×unit overflows: wait as long as a Duration can
+	}
 	return failedAt.Add(n * n * unit)
 }
 
@@ -46,28 +50,37 @@ type ExponentialRetryPolicy struct {
 	Max time.Duration
 }
 
-// NextRetry implements RetryPolicy.
+// NextRetry implements RetryPolicy. The delay before retry n is
+// Initial×Multiplier^(n-1), capped at Max, computed in one step whatever n
+// is, then jittered.
 func (p ExponentialRetryPolicy) NextRetry(job *JobRow, failedAt time.Time) time.Time {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = orDefault(p.Initial, time.Second)
-	b.Multiplier = p.Multiplier
-	if b.Multiplier <= 0 {
-		b.Multiplier = 2
+	initial := orDefault(p.Initial, time.Second)
+	multiplier := p.Multiplier
+	if multiplier <= 0 {
+		multiplier = 2
 	}
+	maxDelay := orDefault(p.Max, time.Hour)
+	interval := initial
+	if n := max(job.Attempt, 1); n > 1 {
+		f := float64(initial) * math.Pow(multiplier, float64(n-1))
+		if f >= float64(maxDelay) || math.IsNaN(f) {
+			interval = maxDelay
+		} else {
+			interval = time.Duration(f)
+		}
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = interval
+	b.MaxInterval = interval
 	b.RandomizationFactor = p.Jitter
 	if p.Jitter == 0 {
 		b.RandomizationFactor = 0.5
 	} else if p.Jitter < 0 {
 		b.RandomizationFactor = 0
 	}
-	b.MaxInterval = orDefault(p.Max, time.Hour)
 	b.MaxElapsedTime = 0
 	b.Reset()
-	var d time.Duration
-	for range max(job.Attempt, 1) {
-		d = b.NextBackOff()
-	}
-	return failedAt.Add(d)
+	return failedAt.Add(b.NextBackOff())
 }
 
 // BackOffRetryPolicy adapts any backoff.BackOff to a RetryPolicy: New is

@@ -1,0 +1,155 @@
+// Command faultworker is the worker process the fault-injection suite
+// starts, kills and restarts. It works jobs of the topic "fault" on
+// Postgres or on a SQLite file: each job inserts one row keyed by its ID
+// into fault_effects and acks itself in the same transaction, so the suite
+// can count effects per job afterwards. With -produce it enqueues jobs
+// instead, printing each job's ID once its transaction has committed.
+//
+// It prints "ready" once started and runs until SIGTERM or SIGINT, then
+// stops the client with the deadline -stop-timeout.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/internal/faults/faultjob"
+)
+
+type options struct {
+	url         string
+	path        string
+	workers     int
+	conns       int
+	work        time.Duration
+	lease       time.Duration
+	stopTimeout time.Duration
+	produce     int
+	batch       int
+	every       time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.url, "url", "", "Postgres URL (one of -url and -sqlite)")
+	flag.StringVar(&o.path, "sqlite", "", "SQLite database file")
+	flag.IntVar(&o.workers, "workers", 4, "jobs worked at once")
+	flag.IntVar(&o.conns, "conns", 4, "Postgres pool size")
+	flag.DurationVar(&o.work, "work", 10*time.Millisecond, "how long each job works before its business write")
+	flag.DurationVar(&o.lease, "lease", 2*time.Second, "lease duration")
+	flag.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "deadline given to Stop")
+	flag.IntVar(&o.produce, "produce", 0, "enqueue this many jobs instead of working, then exit")
+	flag.IntVar(&o.batch, "batch", 20, "jobs per batch when producing")
+	flag.DurationVar(&o.every, "every", 0, "time between batches when producing; 0 is as fast as possible")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var err error
+	switch {
+	case o.url != "":
+		err = runPostgres(ctx, &o)
+	case o.path != "":
+		err = runSQLite(ctx, &o)
+	default:
+		err = errors.New("one of -url and -sqlite is required")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faultworker:", err)
+		os.Exit(1)
+	}
+}
+
+func runPostgres(ctx context.Context, o *options) error {
+	cfg, err := pgxpool.ParseConfig(o.url)
+	if err != nil {
+		return err
+	}
+	cfg.MaxConns = int32(o.conns)
+	cfg.ConnConfig.RuntimeParams["application_name"] = faultjob.AppName
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := &faultjob.Store[pgx.Tx]{
+		Begin:    func(ctx context.Context) (pgx.Tx, error) { return pool.Begin(ctx) },
+		Commit:   func(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) },
+		Rollback: func(ctx context.Context, tx pgx.Tx) error { return tx.Rollback(ctx) },
+		Exec: func(ctx context.Context, tx pgx.Tx, query string, args ...any) error {
+			_, err := tx.Exec(ctx, query, args...)
+			return err
+		},
+		Placeholder: "$1, $2",
+		WorkInTx:    true,
+	}
+	return run(ctx, o, pgxdriver.New(pool), st)
+}
+
+func runSQLite(ctx context.Context, o *options) error {
+	db, err := sqlitedriver.Open(o.path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st := &faultjob.Store[*sql.Tx]{
+		Begin:    func(ctx context.Context) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+		Commit:   func(_ context.Context, tx *sql.Tx) error { return tx.Commit() },
+		Rollback: func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() },
+		Exec: func(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+			_, err := tx.ExecContext(ctx, query, args...)
+			return err
+		},
+		Placeholder: "?, ?",
+	}
+	return run(ctx, o, sqlitedriver.New(db), st)
+}
+
+func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *faultjob.Store[TTx]) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if o.produce > 0 {
+		c, err := sluice.NewClient(d, &sluice.Config{Logger: logger})
+		if err != nil {
+			return err
+		}
+		return faultjob.Produce(ctx, c, st, faultjob.Producer{Jobs: o.produce, Batch: o.batch, Every: o.every,
+			Committed: func(id string) { fmt.Println("committed", id) }})
+	}
+	workers := sluice.NewWorkers()
+	sluice.AddWorker(workers, &faultjob.Worker[TTx]{Store: st, Delay: o.work})
+	c, err := sluice.NewClient(d, &sluice.Config{
+		Workers:       workers,
+		Queues:        map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: o.workers}},
+		LeaseDuration: o.lease,
+		PollInterval:  200 * time.Millisecond,
+		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
+		Logger:        logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.Background(), o.stopTimeout)
+	defer cancel()
+	err = c.Stop(stopCtx)
+	fmt.Println("stopped", err)
+	return nil
+}
