@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/driver"
 )
 
@@ -146,11 +144,12 @@ func (e *executor) runGroup() {
 	}
 }
 
-// insertGroup inserts plain jobs and notifies queues in one round trip, as
-// one implicit transaction.
+// insertGroup inserts plain jobs, then has queues notified once the insert
+// has committed (see [Driver.notifyLater]).
 func (e *executor) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
-	b := &pgx.Batch{}
-	b.Queue(e.d.q.insertRows, insertArgs(jobs)...)
-	b.Queue(e.d.q.notify, e.d.q.channel, queues)
-	return e.db.SendBatch(ctx, b).Close()
+	if _, err := e.db.Exec(ctx, e.d.q.insertRows, insertArgs(jobs)...); err != nil {
+		return err
+	}
+	e.d.notifyLater(queues)
+	return nil
 }

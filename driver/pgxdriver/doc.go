@@ -82,8 +82,12 @@
 //
 // # LISTEN/NOTIFY
 //
-// Every insert runs pg_notify, once per queue, in its own transaction: the
-// notification is delivered only if the insert commits. [Driver.Listen]
+// Every insert has pg_notify run once per queue, and a notification is
+// delivered only for jobs that were committed: an insert in a caller's
+// transaction notifies in that transaction, and one on the pool notifies
+// just after its commit, in a transaction of its own (a notifying commit
+// holds a server-wide lock until its WAL flush, which would keep
+// concurrent enqueues from sharing one). [Driver.Listen]
 // holds one connection of its own (opened with the pool's configuration,
 // not taken from the pool) in LISTEN on [Driver.Channel], and reconnects on
 // its own if it drops. Notifications are hints; a client still polls, and

@@ -40,6 +40,7 @@ type Driver struct {
 	noListen bool
 	vacuum   vacuumPolicy
 	combiner combiner
+	later    laterNotifier
 	q        *queries
 }
 

@@ -129,3 +129,62 @@ func closeConn(conn *pgx.Conn) {
 	defer cancel()
 	_ = conn.Close(ctx)
 }
+
+// laterNotifier sends the notifications of inserts that committed on the
+// pool, after their commit and off their callers' path.
+type laterNotifier struct {
+	mu      sync.Mutex
+	pending map[string]bool
+	sending bool
+}
+
+// notifyLaterTimeout bounds one NOTIFY sent after an insert.
+const notifyLaterTimeout = 10 * time.Second
+
+// notifyLater has queues notified soon, in a transaction of its own, and
+// returns at once.
+//
+// An insert on the pool that notified in its own transaction would hold,
+// from its commit until the commit's WAL flush, the one lock every
+// notifying transaction of the server queues for, so that concurrent
+// enqueues could not share a flush, and each would wait for it. Sent after
+// the commit, the notification still reaches listeners only for jobs that
+// exist. Notifications that pile up while one is being sent go together in
+// the next, once per queue. If the process dies in between, listeners miss
+// the hint and find the jobs by polling. Inserts in a caller's transaction
+// still notify in it, since only the caller knows when it commits.
+func (d *Driver) notifyLater(queues []string) {
+	n := &d.later
+	n.mu.Lock()
+	if n.pending == nil {
+		n.pending = make(map[string]bool)
+	}
+	for _, q := range queues {
+		n.pending[q] = true
+	}
+	if n.sending {
+		n.mu.Unlock()
+		return
+	}
+	n.sending = true
+	n.mu.Unlock()
+	go func() {
+		for {
+			n.mu.Lock()
+			if len(n.pending) == 0 {
+				n.sending = false
+				n.mu.Unlock()
+				return
+			}
+			queues := make([]string, 0, len(n.pending))
+			for q := range n.pending {
+				queues = append(queues, q)
+			}
+			clear(n.pending)
+			n.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), notifyLaterTimeout)
+			_, _ = d.pool.Exec(ctx, d.q.notify, d.q.channel, queues) // a hint: polling covers a loss
+			cancel()
+		}
+	}()
+}
