@@ -38,15 +38,22 @@ type Args struct {
 // Topic names the benchmark jobs.
 func (Args) Topic() string { return "bench" }
 
-// TunedWorkers is sluice's worker count for throughput: with no-op jobs a
-// worker is free again at once, so the count only has to cover the jobs
-// between a claim and its completion batch.
-const TunedWorkers = 30
+// Sluice's worker counts for throughput. With no-op jobs a worker is free
+// again at once, so the count sets how many jobs each claim and each
+// completion batch carries. On Postgres, where every statement is a round
+// trip and a commit, larger batches pay off up to about a thousand; on
+// SQLite, a local file, a few dozen are enough.
+const (
+	TunedWorkersPG     = 1000
+	TunedWorkersSQLite = 30
+)
 
 // sluiceSystem is sluice over one driver.
 type sluiceSystem[TTx any] struct {
 	drv    driver.Driver[TTx]
 	client *sluice.Client[TTx]
+	// tuned is the worker count for throughput.
+	tuned int
 	// exec runs the system's own SQL; close releases the database.
 	exec           func(ctx context.Context, query string, args ...any) error
 	count          func(ctx context.Context, query string) (int64, error)
@@ -70,7 +77,7 @@ func (s *sluiceSystem[TTx]) Open(_ context.Context, tuned bool, work func(int64)
 		}))
 	}
 	if tuned {
-		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: TunedWorkers}}
+		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: s.tuned}}
 	}
 	c, err := sluice.NewClient(s.drv, cfg)
 	if err != nil {
@@ -121,6 +128,7 @@ func newSluicePG(ctx context.Context, spec *harness.Spec) (harness.System, error
 	}
 	return &sluiceSystem[pgx.Tx]{
 		drv:            pgxdriver.New(pool, pgxdriver.WithSchema(spec.Schema)),
+		tuned:          TunedWorkersPG,
 		exec:           poolExec(pool),
 		count:          poolCount(pool),
 		finishedInsert: sluiceFinishedPG,
@@ -147,6 +155,7 @@ func newSluiceSQLite(_ context.Context, spec *harness.Spec) (harness.System, err
 	}
 	return &sluiceSystem[*sql.Tx]{
 		drv:            sqlitedriver.New(db),
+		tuned:          TunedWorkersSQLite,
 		exec:           dbExec(db),
 		count:          dbCount(db),
 		finishedInsert: sluiceFinishedSQLite,
