@@ -47,6 +47,10 @@ var (
 	// error is a *ConfigError.
 	ErrInvalidConfig = errors.New("sluice: invalid config")
 
+	// ErrInvalidFilter is returned by List and Stats for a filter out of
+	// range. The error is a *FilterError.
+	ErrInvalidFilter = errors.New("sluice: invalid filter")
+
 	// ErrNotFound is returned when no job has the given ID.
 	ErrNotFound = driver.ErrNotFound
 

@@ -145,6 +145,15 @@ type Executor interface {
 	// JobGet returns the job with the given ID, or an error matching
 	// ErrNotFound.
 	JobGet(ctx context.Context, params *JobGetParams) (*JobRow, error)
+
+	// JobList returns the jobs Filter selects, ordered by ID, after
+	// AfterID, skipping Offset and at most Limit of them, with the number
+	// Filter selects in all.
+	JobList(ctx context.Context, params *JobListParams) (*JobListResult, error)
+
+	// JobStats counts the jobs Filter selects by status, topic and queue,
+	// and sums up the outcomes of those finalized since Since.
+	JobStats(ctx context.Context, params *JobStatsParams) (*JobStats, error)
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

@@ -157,6 +157,14 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobGet(ctx, &driver.JobGetParams{ID: claimed.ID})
 			return err
 		}},
+		{"JobList", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobList(ctx, &driver.JobListParams{Limit: 10})
+			return err
+		}},
+		{"JobStats", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: h.base})
+			return err
+		}},
 	}
 }
 

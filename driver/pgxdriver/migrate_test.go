@@ -62,10 +62,14 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	ms, err := pgxdriver.New(pool, pgxdriver.WithSchema("app"), pgxdriver.WithTable("jobs")).Migrations()
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
+	all := ""
 	for name, sql := range ms {
 		require.NotContains(t, sql, "{t", "%s: placeholder left", name)
 		require.Contains(t, sql, `"app"."jobs"`, name)
-		require.Contains(t, sql, `"jobs_claim_idx"`, name)
+		all += sql
+	}
+	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
+		require.Contains(t, all, `"jobs_`+idx+`"`)
 	}
 }
 
