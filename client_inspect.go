@@ -35,11 +35,10 @@ const (
 	NewestFirst
 )
 
-// ListFilter selects and pages the jobs List returns. Every selecting field
-// that is set narrows the selection; the zero value lists the first
-// DefaultListLimit jobs, oldest first. Time ranges include their start
-// and exclude their end; a zero bound is open.
-type ListFilter struct {
+// JobFilter selects jobs by their fields. Every field that is set narrows
+// the selection; the zero value selects every job. Time ranges include
+// their start and exclude their end; a zero bound is open.
+type JobFilter struct {
 	// Statuses, when not empty, selects jobs with one of these statuses.
 	Statuses []JobStatus
 	// Topics, when not empty, selects jobs of one of these topics.
@@ -52,6 +51,13 @@ type ListFilter struct {
 	CreatedFrom, CreatedBefore time.Time
 	// RunAtFrom and RunAtBefore bound when jobs (may) run.
 	RunAtFrom, RunAtBefore time.Time
+}
+
+// ListFilter selects and pages the jobs List returns. The zero value lists
+// the first DefaultListLimit jobs, oldest first.
+type ListFilter struct {
+	// JobFilter selects the jobs.
+	JobFilter
 
 	// Order is the order of the jobs; the default is OldestFirst.
 	Order ListOrder
@@ -78,7 +84,7 @@ type ListResult struct {
 	NextCursor string
 }
 
-// FilterError names the ListFilter or StatsFilter field that was rejected
+// FilterError names the JobFilter, ListFilter or StatsFilter field that was rejected
 // and why. It matches ErrInvalidFilter.
 type FilterError struct {
 	// Field is the rejected field, e.g. "Limit" or "Statuses[1]".
@@ -139,13 +145,10 @@ func list(ctx context.Context, exec driver.Executor, f *ListFilter) (*ListResult
 
 // params validates f and returns the driver's params for it.
 func (f *ListFilter) params() (*driver.JobListParams, error) {
-	jf, err := jobFilter(f.Statuses, f.Topics, f.Queues)
+	jf, err := f.JobFilter.params()
 	if err != nil {
 		return nil, err
 	}
-	jf.UniqueKey = f.UniqueKey
-	jf.CreatedFrom, jf.CreatedBefore = f.CreatedFrom, f.CreatedBefore
-	jf.RunAtFrom, jf.RunAtBefore = f.RunAtFrom, f.RunAtBefore
 	p := &driver.JobListParams{Filter: *jf, Desc: f.Order == NewestFirst, Offset: f.Offset, Limit: f.Limit}
 	switch {
 	case f.Order != OldestFirst && f.Order != NewestFirst:
@@ -168,7 +171,19 @@ func (f *ListFilter) params() (*driver.JobListParams, error) {
 	return p, nil
 }
 
-// jobFilter validates the list fields shared by ListFilter and StatsFilter.
+// params validates f and returns the driver's filter for it.
+func (f *JobFilter) params() (*driver.JobFilter, error) {
+	jf, err := jobFilter(f.Statuses, f.Topics, f.Queues)
+	if err != nil {
+		return nil, err
+	}
+	jf.UniqueKey = f.UniqueKey
+	jf.CreatedFrom, jf.CreatedBefore = f.CreatedFrom, f.CreatedBefore
+	jf.RunAtFrom, jf.RunAtBefore = f.RunAtFrom, f.RunAtBefore
+	return jf, nil
+}
+
+// jobFilter validates the list fields shared by JobFilter and StatsFilter.
 func jobFilter(statuses []JobStatus, topics, queues []string) (*driver.JobFilter, error) {
 	for i, s := range statuses {
 		if !s.Valid() {

@@ -34,7 +34,7 @@ func TestListPagesByCursorAndOffset(t *testing.T) {
 		if order == sluice.NewestFirst {
 			slices.Reverse(want)
 		}
-		f := &sluice.ListFilter{Topics: []string{"note"}, Order: order, Limit: 7}
+		f := &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{"note"}}, Order: order, Limit: 7}
 		var got []string
 		for range 10 {
 			page, err := c.List(t.Context(), f)
@@ -50,7 +50,7 @@ func TestListPagesByCursorAndOffset(t *testing.T) {
 		}
 		require.Equal(t, want, got, "cursor pages, order %d", order)
 
-		page, err := c.List(t.Context(), &sluice.ListFilter{Topics: []string{"note"}, Order: order, Offset: 14, Limit: 100})
+		page, err := c.List(t.Context(), &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{"note"}}, Order: order, Offset: 14, Limit: 100})
 		require.NoError(t, err)
 		require.Equal(t, want[14:], idsOf(page.Jobs), "offset page, order %d", order)
 		require.Empty(t, page.NextCursor, "the last page has no next cursor")
@@ -60,7 +60,7 @@ func TestListPagesByCursorAndOffset(t *testing.T) {
 	page, err := c.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, page.Jobs, 25)
-	page, err = c.List(t.Context(), &sluice.ListFilter{Statuses: []sluice.JobStatus{sluice.StatusFailed}})
+	page, err = c.List(t.Context(), &sluice.ListFilter{JobFilter: sluice.JobFilter{Statuses: []sluice.JobStatus{sluice.StatusFailed}}})
 	require.NoError(t, err)
 	require.Equal(t, 0, page.Total)
 	require.NotNil(t, page.Jobs)
@@ -122,9 +122,9 @@ func TestListAndStatsRejectBadFilters(t *testing.T) {
 		{"negative limit", &sluice.ListFilter{Limit: -1}, "Limit"},
 		{"limit over the most", &sluice.ListFilter{Limit: sluice.MaxListLimit + 1}, "Limit"},
 		{"negative offset", &sluice.ListFilter{Offset: -1}, "Offset"},
-		{"unknown status", &sluice.ListFilter{Statuses: []sluice.JobStatus{"pending", "done"}}, "Statuses[1]"},
-		{"empty topic", &sluice.ListFilter{Topics: []string{""}}, "Topics[0]"},
-		{"empty queue", &sluice.ListFilter{Queues: []string{"default", ""}}, "Queues[1]"},
+		{"unknown status", &sluice.ListFilter{JobFilter: sluice.JobFilter{Statuses: []sluice.JobStatus{"pending", "done"}}}, "Statuses[1]"},
+		{"empty topic", &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{""}}}, "Topics[0]"},
+		{"empty queue", &sluice.ListFilter{JobFilter: sluice.JobFilter{Queues: []string{"default", ""}}}, "Queues[1]"},
 		{"unknown order", &sluice.ListFilter{Order: 7}, "Order"},
 		{"garbage cursor", &sluice.ListFilter{Cursor: "!!"}, "Cursor"},
 		{"cursor of the other order", &sluice.ListFilter{Cursor: newest}, "Cursor"},

@@ -43,6 +43,7 @@ type run struct {
 	stopped     chan struct{}
 	stopErr     error
 	cancelFirst bool
+	running     runningJobs
 }
 
 func (r *run) wake(queue string, committed bool) {
@@ -91,6 +92,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
 			c.cfg.Clock, c.cfg.Logger)
 	})
+	r.maintWG.Go(func() { c.watchRevoked(r.maintCtx, r) })
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
 			func(queue string) { r.wake(queue, true) })

@@ -26,9 +26,9 @@ func ExampleClient_List() {
 	}
 
 	f := &sluice.ListFilter{
-		Topics: []string{"mail_digest"},
-		Order:  sluice.NewestFirst,
-		Limit:  2,
+		JobFilter: sluice.JobFilter{Topics: []string{"mail_digest"}},
+		Order:     sluice.NewestFirst,
+		Limit:     2,
 	}
 	for {
 		page, err := client.List(ctx, f)

@@ -39,7 +39,7 @@ func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
-		if !matched && werr == nil && !jr.settled.Load() {
+		if !matched && werr == nil && !jr.settled.Load() && !jr.revoked.Load() {
 			c.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
 				"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt)
 		}
@@ -74,6 +74,9 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 		ctx, cancel = context.WithCancel(r.jobsCtx)
 	}
 	defer cancel()
+	ctx, revoke := context.WithCancelCause(ctx)
+	defer revoke(nil)
+	defer r.running.track(jr, revoke)()
 	done := make(chan error, 1)
 	go func() { done <- safeCall(ctx, call) }()
 	select {

@@ -154,6 +154,31 @@ type Executor interface {
 	// JobStats counts the jobs Filter selects by status, topic and queue,
 	// and sums up the outcomes of those finalized since Since.
 	JobStats(ctx context.Context, params *JobStatsParams) (*JobStats, error)
+
+	// JobCancel makes the selected pending and processing jobs cancelled,
+	// with FinalizedAt set to Now and no claim; a processing job's holder
+	// learns it through JobHeld. It returns the changed jobs, sorted by ID.
+	JobCancel(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobRequeue makes the selected failed and cancelled jobs pending,
+	// due at Now, with a fresh retry budget (see JobActParams.Retries), no
+	// FinalizedAt, and an entry for the requeue (Attempt, Now,
+	// RequeuedError) appended to Errors. It returns the changed jobs,
+	// sorted by ID.
+	JobRequeue(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobDelete deletes the selected jobs that are not processing and
+	// returns them as they were, sorted by ID.
+	JobDelete(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobRetryNow makes the selected pending jobs due later than Now due
+	// at Now. It returns the changed jobs, sorted by ID.
+	JobRetryNow(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobHeld returns which of IDs are still processing under ClientID,
+	// sorted. A client asks it about the jobs it runs, to stop those that
+	// were cancelled, deleted or taken back.
+	JobHeld(ctx context.Context, params *JobHeldParams) ([]string, error)
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

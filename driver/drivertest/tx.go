@@ -165,6 +165,22 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: h.base})
 			return err
 		}},
+		{"JobCancel", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobCancel(ctx, &driver.JobActParams{IDs: []string{claimed.ID, pending.ID}, Now: h.base})
+			return err
+		}},
+		{"JobDelete", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobDelete(ctx, &driver.JobActParams{Now: h.base})
+			return err
+		}},
+		{"JobRetryNow", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobRetryNow(ctx, &driver.JobActParams{Now: h.at(-time.Hour)})
+			return err
+		}},
+		{"JobHeld", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobHeld(ctx, &driver.JobHeldParams{ClientID: client1, IDs: []string{claimed.ID}})
+			return err
+		}},
 	}
 }
 

@@ -39,11 +39,11 @@ func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 		f    sluice.ListFilter
 	}{
 		{"List/Newest", sluice.ListFilter{Order: sluice.NewestFirst, Limit: 50}},
-		{"List/Failed", sluice.ListFilter{Statuses: []sluice.JobStatus{sluice.StatusFailed}, Order: sluice.NewestFirst, Limit: 50}},
-		{"List/TopicPending", sluice.ListFilter{Topics: []string{"topic_5"}, Statuses: []sluice.JobStatus{sluice.StatusPending}, Limit: 50}},
+		{"List/Failed", sluice.ListFilter{JobFilter: sluice.JobFilter{Statuses: []sluice.JobStatus{sluice.StatusFailed}}, Order: sluice.NewestFirst, Limit: 50}},
+		{"List/TopicPending", sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{"topic_5"}, Statuses: []sluice.JobStatus{sluice.StatusPending}}, Limit: 50}},
 		// No pending job has topic 3: the worst case, a filter that
 		// selects nothing, walked in ID order.
-		{"List/NoMatch", sluice.ListFilter{Topics: []string{"topic_3"}, Statuses: []sluice.JobStatus{sluice.StatusPending}, Limit: 50}},
+		{"List/NoMatch", sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{"topic_3"}, Statuses: []sluice.JobStatus{sluice.StatusPending}}, Limit: 50}},
 		{"List/Offset10k", sluice.ListFilter{Order: sluice.NewestFirst, Offset: 10_000, Limit: 50}},
 	}
 	for _, l := range lists {
