@@ -59,8 +59,10 @@ func (r *run) wakeAt(queue string, at time.Time) {
 }
 
 // Start starts working jobs: one claim loop per queue with workers, a
-// heartbeat that keeps running jobs' leases, and a rescuer that takes back
-// jobs of clients that are gone. ctx bounds start-up only and its values
+// heartbeat that keeps running jobs' leases, a rescuer that takes back
+// jobs of clients that are gone, a check that stops workers whose jobs
+// were cancelled, and a cleaner that deletes expired finished jobs (see
+// Config.Retention). ctx bounds start-up only and its values
 // reach job contexts; cancelling it later does not stop the client: Stop
 // does. It returns ErrNoWorkers for an insert-only client and
 // ErrAlreadyStarted if running.
@@ -93,6 +95,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			c.cfg.Clock, c.cfg.Logger)
 	})
 	r.maintWG.Go(func() { c.watchRevoked(r.maintCtx, r) })
+	r.maintWG.Go(func() { c.clean(r.maintCtx) })
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
 			func(queue string) { r.wake(queue, true) })

@@ -30,3 +30,13 @@ type JobHeldParams struct {
 // RequeuedError is the message of the entry JobRequeue appends to a job's
 // Errors, so that its history shows it was requeued.
 const RequeuedError = "requeued"
+
+// JobCleanParams are the params of [Executor.JobClean].
+type JobCleanParams struct {
+	// Status is the final status of the jobs to delete.
+	Status JobStatus
+	// Before: jobs whose FinalizedAt is before it are deleted.
+	Before time.Time
+	// Limit is the most jobs to delete in one call; at least 1.
+	Limit int
+}

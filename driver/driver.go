@@ -179,6 +179,12 @@ type Executor interface {
 	// sorted. A client asks it about the jobs it runs, to stop those that
 	// were cancelled, deleted or taken back.
 	JobHeld(ctx context.Context, params *JobHeldParams) ([]string, error)
+
+	// JobClean deletes up to Limit jobs of the final status Status whose
+	// FinalizedAt is before Before, and returns how many it deleted.
+	// Cleaners running at once delete different jobs and never wait for
+	// each other's rows.
+	JobClean(ctx context.Context, params *JobCleanParams) (int, error)
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

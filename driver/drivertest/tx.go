@@ -177,6 +177,10 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobRetryNow(ctx, &driver.JobActParams{Now: h.at(-time.Hour)})
 			return err
 		}},
+		{"JobClean", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobClean(ctx, &driver.JobCleanParams{Status: driver.StatusFailed, Before: h.at(time.Hour), Limit: 10})
+			return err
+		}},
 		{"JobHeld", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobHeld(ctx, &driver.JobHeldParams{ClientID: client1, IDs: []string{claimed.ID}})
 			return err

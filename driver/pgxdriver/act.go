@@ -131,3 +131,25 @@ WHERE id = ANY($1::uuid[]) AND status = 'processing' AND locked_by = $2 ORDER BY
 	}
 	return held, nil
 }
+
+// JobClean deletes one batch of old finished jobs, found through the
+// finalized index and locked with SKIP LOCKED, so cleaners running at once
+// take different rows and never wait.
+func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int, error) {
+	const op = "clean"
+	if err := e.start(ctx, op); err != nil {
+		return 0, err
+	}
+	if p == nil {
+		return 0, errors.New("pgxdriver: clean: nil params")
+	}
+	tag, err := e.db.Exec(ctx, `DELETE FROM `+e.d.Table()+` WHERE id IN (
+	SELECT id FROM `+e.d.Table()+`
+	WHERE status = $1 AND finalized_at < $2
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED)`, string(p.Status), p.Before, p.Limit)
+	if err != nil {
+		return 0, wrapErr(ctx, op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}

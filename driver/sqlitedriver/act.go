@@ -135,3 +135,23 @@ WHERE id IN (SELECT value FROM json_each(?)) AND status = 'processing' AND locke
 	}
 	return held, nil
 }
+
+// JobClean deletes one batch of old finished jobs, found through the
+// finalized index, as one write.
+func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int, error) {
+	if p == nil {
+		return 0, errors.New("sqlitedriver: clean: nil params")
+	}
+	var n int64
+	err := e.write(ctx, "clean", func(r runner) error {
+		res, err := r.exec(ctx, `DELETE FROM `+e.d.table+` WHERE rowid IN (
+	SELECT rowid FROM `+e.d.table+` WHERE status = ? AND finalized_at < ? LIMIT +?)`,
+			string(p.Status), micros(p.Before), p.Limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
