@@ -47,7 +47,7 @@ func loadMigrations() ([]migration.Migration, error) {
 // one of its indexes (which Postgres puts in the table's schema).
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table)}
-	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
+	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{d.table + "_" + suffix}.Sanitize())
 	}
 	return strings.NewReplacer(pairs...)

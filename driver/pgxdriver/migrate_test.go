@@ -68,7 +68,7 @@ func TestMigrationsPlainSQL(t *testing.T) {
 		require.Contains(t, sql, `"app"."jobs"`, name)
 		all += sql
 	}
-	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
+	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
 		require.Contains(t, all, `"jobs_`+idx+`"`)
 	}
 }
