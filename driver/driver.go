@@ -185,6 +185,16 @@ type Executor interface {
 	// Cleaners running at once delete different jobs and never wait for
 	// each other's rows.
 	JobClean(ctx context.Context, params *JobCleanParams) (int, error)
+
+	// ClientRecord stores or refreshes a client's record, and prunes the
+	// records of clients gone since PruneBefore.
+	ClientRecord(ctx context.Context, params *ClientRecordParams) error
+
+	// ClientList returns the recorded clients, sorted by ID.
+	ClientList(ctx context.Context, params *ClientListParams) ([]*ClientRow, error)
+
+	// ClientForget deletes a client's record, if any.
+	ClientForget(ctx context.Context, params *ClientForgetParams) error
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

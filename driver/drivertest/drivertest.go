@@ -35,7 +35,7 @@ type Setup[TTx any] struct {
 // subtest and must register its own cleanup with t.Cleanup.
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
-// Heartbeat, Rescue, Get, List, Stats, Act, Clean, Migrate,
+// Heartbeat, Rescue, Get, List, Stats, Act, Clean, Presence, Migrate,
 // CancelledContext, Notifier).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
@@ -59,6 +59,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Stats", statsCases[TTx]()},
 		{"Act", actCases[TTx]()},
 		{"Clean", cleanCases[TTx]()},
+		{"Presence", presenceCases[TTx]()},
 		{"Migrate", migrateCases[TTx]()},
 		{"CancelledContext", cancelCases[TTx]()},
 		{"Notifier", notifierCases[TTx]()},

@@ -181,6 +181,9 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobClean(ctx, &driver.JobCleanParams{Status: driver.StatusFailed, Before: h.at(time.Hour), Limit: 10})
 			return err
 		}},
+		{"ClientRecord", func(ctx context.Context, ex driver.Executor) error {
+			return ex.ClientRecord(ctx, &driver.ClientRecordParams{Client: h.clientRow(client1, h.base)})
+		}},
 		{"JobHeld", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobHeld(ctx, &driver.JobHeldParams{ClientID: client1, IDs: []string{claimed.ID}})
 			return err

@@ -57,7 +57,8 @@
 // package, named NNNN_description.sql, one per version. They contain
 // placeholders: {t} for the table's quoted, qualified name and {t_claim_idx},
 // {t_lease_idx}, {t_unique_key_idx}, {t_status_idx}, {t_counts_idx},
-// {t_finalized_idx} for its indexes' names.
+// {t_finalized_idx} for its indexes' names, {t_clients} for the qualified
+// table of client records.
 // [Driver.Migrations] returns them with the placeholders filled in for a
 // driver's options; write those out as goose, golang-migrate or atlas
 // migrations (goose wants a "-- +goose Up" line on top, golang-migrate

@@ -44,9 +44,10 @@ func loadMigrations() ([]migration.Migration, error) {
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
 // qualified, quoted table and {t_suffix} the quoted name <table>_suffix of
-// one of its indexes (which Postgres puts in the table's schema).
+// one of its indexes (which Postgres puts in the table's schema);
+// {t_clients} is the qualified, quoted table of client records.
 func (d *Driver) migrationReplacer() *strings.Replacer {
-	pairs := []string{"{t}", d.ident(d.table)}
+	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable()}
 	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{d.table + "_" + suffix}.Sanitize())
 	}

@@ -65,9 +65,11 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	all := ""
 	for name, sql := range ms {
 		require.NotContains(t, sql, "{t", "%s: placeholder left", name)
-		require.Contains(t, sql, `"app"."jobs"`, name)
+		require.Contains(t, sql, `"app"."jobs`, name)
 		all += sql
 	}
+	require.Contains(t, all, `"app"."jobs" (`)
+	require.Contains(t, all, `"app"."jobs_clients" (`)
 	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
 		require.Contains(t, all, `"jobs_`+idx+`"`)
 	}

@@ -71,7 +71,7 @@ func TestCustomTable(t *testing.T) {
 		tables = append(tables, name)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []string{"_jobs", "_jobs_migrations"}, tables)
+	require.Equal(t, []string{"_jobs", "_jobs_clients", "_jobs_migrations"}, tables)
 
 	// A second table beside it is independent.
 	other := sqlitedriver.New(db)
