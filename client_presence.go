@@ -33,30 +33,36 @@ func (c *Client[TTx]) Clients(ctx context.Context) ([]*ClientInfo, error) {
 	return rows, nil
 }
 
-// present records the run's client at once, then every HeartbeatInterval
-// until ctx ends, and deletes the record then.
-func (c *Client[TTx]) present(ctx context.Context, r *run) {
+// presence returns the record of the run's client, seen now.
+func (c *Client[TTx]) presence(r *run) *driver.ClientRow {
 	host, _ := os.Hostname()
-	row := driver.ClientRow{ID: r.lockedBy, Host: host, PID: os.Getpid(), Topics: c.topics, StartedAt: c.now()}
+	row := &driver.ClientRow{ID: r.lockedBy, Host: host, PID: os.Getpid(), Topics: c.topics, StartedAt: c.now()}
 	for name, q := range c.cfg.Queues {
 		if q.MaxWorkers > 0 {
 			row.Queues = append(row.Queues, name)
 		}
 	}
 	slices.Sort(row.Queues)
-	record := func() {
-		now := c.now()
-		row.SeenAt = now
-		err := c.exec.ClientRecord(ctx, &driver.ClientRecordParams{Client: row, PruneBefore: now.Add(-presenceExpiry)})
-		if err != nil && ctx.Err() == nil {
-			c.cfg.Logger.Warn("sluice: recording this client failed", "error", err)
-		}
+	return row
+}
+
+// record stores row, seen now, and prunes the records of clients gone.
+func (c *Client[TTx]) record(ctx context.Context, row *driver.ClientRow) {
+	now := c.now()
+	row.SeenAt = now
+	err := c.exec.ClientRecord(ctx, &driver.ClientRecordParams{Client: *row, PruneBefore: now.Add(-presenceExpiry)})
+	if err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Warn("sluice: recording this client failed", "error", err)
 	}
-	record()
-	lease.Every(ctx, c.cfg.HeartbeatInterval, record)
+}
+
+// present refreshes row every HeartbeatInterval until ctx ends, and then
+// deletes it. Start records it first, before any job is claimed.
+func (c *Client[TTx]) present(ctx context.Context, row *driver.ClientRow) {
+	lease.Every(ctx, c.cfg.HeartbeatInterval, func() { c.record(ctx, row) })
 	forget, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := c.exec.ClientForget(forget, &driver.ClientForgetParams{ID: r.lockedBy}); err != nil {
+	if err := c.exec.ClientForget(forget, &driver.ClientForgetParams{ID: row.ID}); err != nil {
 		c.cfg.Logger.Warn("sluice: deleting this client's record failed", "error", err)
 	}
 }

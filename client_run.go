@@ -87,6 +87,8 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			r.stopListen = stop
 		}
 	}
+	me := c.presence(r)
+	c.record(ctx, me)
 	for _, f := range r.fetchers {
 		r.fetchWG.Go(func() { f.Run(r.fetchCtx) })
 	}
@@ -96,7 +98,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	})
 	r.maintWG.Go(func() { c.watchRevoked(r.maintCtx, r) })
 	r.maintWG.Go(func() { c.clean(r.maintCtx) })
-	r.maintWG.Go(func() { c.present(r.maintCtx, r) })
+	r.maintWG.Go(func() { c.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
 			func(queue string) { r.wake(queue, true) })
