@@ -130,9 +130,9 @@ func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFi
 	case errors.As(err, &snooze):
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now.Add(snooze.Delay), true
 	case errors.As(err, &cancel):
-		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row.Attempt, now, err)
+		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row, now, err)
 	default:
-		fin.Error = attemptError(row.Attempt, now, err)
+		fin.Error = attemptError(row, now, err)
 		if row.Attempt <= row.MaxRetries {
 			fin.Status, fin.RunAt = StatusPending, c.nextRetry(jr, now)
 		} else {
@@ -163,9 +163,13 @@ func (c *Client[TTx]) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
 	return at
 }
 
-// attemptError records err as the error of attempt.
-func attemptError(attempt int, at time.Time, err error) *driver.AttemptError {
-	ae := &driver.AttemptError{Attempt: attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes)}
+// attemptError records err as the error of row's attempt, with when it
+// started and which client ran it.
+func attemptError(row *JobRow, at time.Time, err error) *driver.AttemptError {
+	ae := &driver.AttemptError{
+		Attempt: row.Attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes),
+		StartedAt: row.AttemptedAt, ClientID: row.LockedBy,
+	}
 	var p *PanicError
 	if errors.As(err, &p) {
 		ae.Trace = cleanText(p.Stack, maxTraceBytes)

@@ -291,6 +291,11 @@ type AttemptError struct {
 	Error string `json:"error"`
 	// Trace is the stack of a panic, if the attempt panicked.
 	Trace string `json:"trace,omitempty"`
+	// StartedAt is when the attempt was claimed, and ClientID the client
+	// that ran it; both are unset for an attempt whose client was gone
+	// (its lease expired) and for entries that record no run.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	ClientID  string    `json:"client_id,omitempty"`
 }
 
 // JobInsertManyParams are the params of [Executor.JobInsertMany].
