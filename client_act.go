@@ -172,6 +172,7 @@ func (c *Client[TTx]) actOne(ctx context.Context, exec driver.Executor, a act, i
 	if len(rows) == 1 {
 		if a == actCancel && exec == c.exec {
 			c.revoke(id)
+			c.emit(EventCancelled, rows[0], 0)
 		}
 		return rows[0], nil
 	}
@@ -210,6 +211,7 @@ func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, 
 	if a == actCancel && exec == c.exec {
 		for _, row := range rows {
 			c.revoke(row.ID)
+			c.emit(EventCancelled, row, 0)
 		}
 	}
 	return rows, nil

@@ -28,6 +28,7 @@ var errNotSettled = errors.New("sluice: job was acked or nacked in a transaction
 // execute works one claimed job and queues its outcome.
 func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 	jr := &jobRun{row: row, unit: c.cfg.Workers.units[row.Topic]}
+	c.emit(EventStarted, row, 0)
 	err, stopped := c.work(r, jr)
 	if err == nil && jr.settled.Load() {
 		// If the worker's transaction committed, this finalization matches
@@ -36,6 +37,9 @@ func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 	}
 	fin := c.outcome(jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
+		if matched {
+			c.emit(outcomeEvent(fin.Status, fin.Snooze), row, c.now().Sub(row.AttemptedAt))
+		}
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
