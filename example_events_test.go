@@ -6,7 +6,6 @@ import (
 	"log"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
 // Watching a job's life from the same process.
@@ -15,20 +14,10 @@ func ExampleClient_Subscribe() {
 	db, cleanup := exampleDB()
 	defer cleanup()
 
-	workers := sluice.NewWorkers()
-	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[EmailArgs]) error {
-		return nil
-	}))
-	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Workers: workers, Logger: quiet})
-	if err != nil {
-		log.Fatal(err)
-	}
+	client := startedClient(ctx, db)
+	defer client.Stop(ctx)
 	events := client.Subscribe() // every kind
 	defer events.Close()
-	if err := client.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer client.Stop(ctx)
 	if _, err := client.Enqueue(ctx, EmailArgs{To: "ada@example.com"}, nil); err != nil {
 		log.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log"
 
@@ -15,23 +16,11 @@ func ExampleClient_Clients() {
 	db, cleanup := exampleDB()
 	defer cleanup()
 
-	workers := sluice.NewWorkers()
-	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[EmailArgs]) error {
-		return nil
-	}))
-	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Workers: workers, Logger: quiet})
+	client := startedClient(ctx, db)
+	// Start records the client before it works any job.
+	infos, err := client.Clients(ctx)
 	if err != nil {
 		log.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	// A started client records itself at once; wait for the record.
-	var infos []*sluice.ClientInfo
-	for len(infos) == 0 {
-		if infos, err = client.Clients(ctx); err != nil {
-			log.Fatal(err)
-		}
 	}
 	for _, info := range infos {
 		fmt.Println(info.Topics, info.Queues, info.SeenAt.Sub(info.StartedAt) >= 0)
@@ -47,4 +36,21 @@ func ExampleClient_Clients() {
 	// Output:
 	// [mail_digest] [default] true
 	// 0 after Stop
+}
+
+// startedClient returns a started client over db whose worker does nothing
+// with mail_digest jobs.
+func startedClient(ctx context.Context, db *sql.DB) *sluice.Client[*sql.Tx] {
+	workers := sluice.NewWorkers()
+	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[EmailArgs]) error {
+		return nil
+	}))
+	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Workers: workers, Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	return client
 }
