@@ -78,7 +78,7 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 		ctx, cancel = context.WithCancel(r.jobsCtx)
 	}
 	defer cancel()
-	ctx, revoke := context.WithCancelCause(ctx)
+	ctx, revoke := context.WithCancelCause(context.WithValue(ctx, jobRunKey{}, jr))
 	defer revoke(nil)
 	defer r.running.track(jr, revoke)()
 	done := make(chan error, 1)
@@ -131,6 +131,9 @@ func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFi
 	switch {
 	case err == nil:
 		fin.Status, fin.FinalizedAt = StatusCompleted, now
+		if res := jr.result.Load(); res != nil {
+			fin.Result = *res
+		}
 	case errors.As(err, &snooze):
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now.Add(snooze.Delay), true
 	case errors.As(err, &cancel):

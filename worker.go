@@ -135,4 +135,6 @@ type jobRun struct {
 	// revoked is set when the job was cancelled, deleted or taken back
 	// while running, so that its outcome cannot be recorded.
 	revoked atomic.Bool
+	// result is what the worker passed to SetResult, as JSON.
+	result atomic.Pointer[[]byte]
 }
