@@ -29,6 +29,8 @@ type Client[TTx any] struct {
 
 	mu  sync.Mutex
 	run atomic.Pointer[run] // non-nil while started
+
+	events eventHub
 }
 
 // NewClient returns a client over d, with cfg's defaults filled in (nil

@@ -83,6 +83,9 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 	out := make([]EnqueueResult, len(results))
 	for i, r := range results {
 		out[i] = EnqueueResult{Job: r.Job, Duplicate: r.Duplicate}
+		if committed && !r.Duplicate {
+			c.emit(EventEnqueued, r.Job, 0)
+		}
 	}
 	c.wakeFor(inserts, now, committed)
 	return out, nil

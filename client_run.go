@@ -43,6 +43,7 @@ type run struct {
 	stopped     chan struct{}
 	stopErr     error
 	cancelFirst bool
+	running     runningJobs
 }
 
 func (r *run) wake(queue string, committed bool) {
@@ -58,8 +59,10 @@ func (r *run) wakeAt(queue string, at time.Time) {
 }
 
 // Start starts working jobs: one claim loop per queue with workers, a
-// heartbeat that keeps running jobs' leases, and a rescuer that takes back
-// jobs of clients that are gone. ctx bounds start-up only and its values
+// heartbeat that keeps running jobs' leases, a rescuer that takes back
+// jobs of clients that are gone, a check that stops workers whose jobs
+// were cancelled, and a cleaner that deletes expired finished jobs (see
+// Config.Retention). ctx bounds start-up only and its values
 // reach job contexts; cancelling it later does not stop the client: Stop
 // does. It returns ErrNoWorkers for an insert-only client and
 // ErrAlreadyStarted if running.
@@ -84,6 +87,8 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			r.stopListen = stop
 		}
 	}
+	me := c.presence(r)
+	c.record(ctx, me)
 	for _, f := range r.fetchers {
 		r.fetchWG.Go(func() { f.Run(r.fetchCtx) })
 	}
@@ -91,6 +96,9 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
 			c.cfg.Clock, c.cfg.Logger)
 	})
+	r.maintWG.Go(func() { c.watchRevoked(r.maintCtx, r) })
+	r.maintWG.Go(func() { c.clean(r.maintCtx) })
+	r.maintWG.Go(func() { c.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
 			func(queue string) { r.wake(queue, true) })

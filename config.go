@@ -59,6 +59,11 @@ type Config struct {
 	// never; 0 means the default, 3.
 	MaxRetries int
 
+	// Retention is how long finished jobs are kept before a started client
+	// deletes them: by default completed jobs for 24 hours, failed and
+	// cancelled ones for 7 days.
+	Retention Retention
+
 	// RetryPolicy schedules retries, unless a worker has its own. Default
 	// SquareRetryPolicy: 1, 4, 9 … minutes.
 	RetryPolicy RetryPolicy
@@ -186,6 +191,9 @@ func (c *Config) withDefaults() (*Config, error) {
 		return nil, &ConfigError{Field: "MaxRetries", Reason: "must be >= 0, or NoRetries"}
 	}
 	cfg.MaxRetries = orDefault(cfg.MaxRetries, DefaultMaxRetries)
+	if err := cfg.Retention.fill(); err != nil {
+		return nil, err
+	}
 	if cfg.MaxPayloadBytes < 0 {
 		return nil, &ConfigError{Field: "MaxPayloadBytes", Reason: "must not be negative"}
 	}

@@ -47,6 +47,15 @@ var (
 	// error is a *ConfigError.
 	ErrInvalidConfig = errors.New("sluice: invalid config")
 
+	// ErrInvalidFilter is returned by List and Stats for a filter out of
+	// range. The error is a *FilterError.
+	ErrInvalidFilter = errors.New("sluice: invalid filter")
+
+	// ErrStatusConflict is returned by Cancel, Requeue, Delete and
+	// RetryNow when the job's status does not allow the action. The error
+	// is a *StatusConflictError. Nothing was changed.
+	ErrStatusConflict = errors.New("sluice: job status does not allow this")
+
 	// ErrNotFound is returned when no job has the given ID.
 	ErrNotFound = driver.ErrNotFound
 

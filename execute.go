@@ -28,6 +28,7 @@ var errNotSettled = errors.New("sluice: job was acked or nacked in a transaction
 // execute works one claimed job and queues its outcome.
 func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 	jr := &jobRun{row: row, unit: c.cfg.Workers.units[row.Topic]}
+	c.emit(EventStarted, row, 0)
 	err, stopped := c.work(r, jr)
 	if err == nil && jr.settled.Load() {
 		// If the worker's transaction committed, this finalization matches
@@ -36,10 +37,13 @@ func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 	}
 	fin := c.outcome(jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
+		if matched {
+			c.emit(outcomeEvent(fin.Status, fin.Snooze), row, c.now().Sub(row.AttemptedAt))
+		}
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
-		if !matched && werr == nil && !jr.settled.Load() {
+		if !matched && werr == nil && !jr.settled.Load() && !jr.revoked.Load() {
 			c.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
 				"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt)
 		}
@@ -74,6 +78,9 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 		ctx, cancel = context.WithCancel(r.jobsCtx)
 	}
 	defer cancel()
+	ctx, revoke := context.WithCancelCause(context.WithValue(ctx, jobRunKey{}, jr))
+	defer revoke(nil)
+	defer r.running.track(jr, revoke)()
 	done := make(chan error, 1)
 	go func() { done <- safeCall(ctx, call) }()
 	select {
@@ -124,12 +131,15 @@ func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFi
 	switch {
 	case err == nil:
 		fin.Status, fin.FinalizedAt = StatusCompleted, now
+		if res := jr.result.Load(); res != nil {
+			fin.Result = *res
+		}
 	case errors.As(err, &snooze):
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now.Add(snooze.Delay), true
 	case errors.As(err, &cancel):
-		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row.Attempt, now, err)
+		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row, now, err)
 	default:
-		fin.Error = attemptError(row.Attempt, now, err)
+		fin.Error = attemptError(row, now, err)
 		if row.Attempt <= row.MaxRetries {
 			fin.Status, fin.RunAt = StatusPending, c.nextRetry(jr, now)
 		} else {
@@ -160,9 +170,13 @@ func (c *Client[TTx]) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
 	return at
 }
 
-// attemptError records err as the error of attempt.
-func attemptError(attempt int, at time.Time, err error) *driver.AttemptError {
-	ae := &driver.AttemptError{Attempt: attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes)}
+// attemptError records err as the error of row's attempt, with when it
+// started and which client ran it.
+func attemptError(row *JobRow, at time.Time, err error) *driver.AttemptError {
+	ae := &driver.AttemptError{
+		Attempt: row.Attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes),
+		StartedAt: row.AttemptedAt, ClientID: row.LockedBy,
+	}
 	var p *PanicError
 	if errors.As(err, &p) {
 		ae.Trace = cleanText(p.Stack, maxTraceBytes)

@@ -132,4 +132,9 @@ type jobRun struct {
 	// settled is set when the worker acked or nacked in its own
 	// transaction.
 	settled atomic.Bool
+	// revoked is set when the job was cancelled, deleted or taken back
+	// while running, so that its outcome cannot be recorded.
+	revoked atomic.Bool
+	// result is what the worker passed to SetResult, as JSON.
+	result atomic.Pointer[[]byte]
 }

@@ -155,6 +155,56 @@ type Executor interface {
 	// JobGet returns the job with the given ID, or an error matching
 	// ErrNotFound.
 	JobGet(ctx context.Context, params *JobGetParams) (*JobRow, error)
+
+	// JobList returns the jobs Filter selects, ordered by ID, after
+	// AfterID, skipping Offset and at most Limit of them, with the number
+	// Filter selects in all.
+	JobList(ctx context.Context, params *JobListParams) (*JobListResult, error)
+
+	// JobStats counts the jobs Filter selects by status, topic and queue,
+	// and sums up the outcomes of those finalized since Since.
+	JobStats(ctx context.Context, params *JobStatsParams) (*JobStats, error)
+
+	// JobCancel makes the selected pending and processing jobs cancelled,
+	// with FinalizedAt set to Now and no claim; a processing job's holder
+	// learns it through JobHeld. It returns the changed jobs, sorted by ID.
+	JobCancel(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobRequeue makes the selected failed and cancelled jobs pending,
+	// due at Now, with a fresh retry budget (see JobActParams.Retries), no
+	// FinalizedAt, and an entry for the requeue (Attempt, Now,
+	// RequeuedError) appended to Errors. It returns the changed jobs,
+	// sorted by ID.
+	JobRequeue(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobDelete deletes the selected jobs that are not processing and
+	// returns them as they were, sorted by ID.
+	JobDelete(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobRetryNow makes the selected pending jobs due later than Now due
+	// at Now. It returns the changed jobs, sorted by ID.
+	JobRetryNow(ctx context.Context, params *JobActParams) ([]*JobRow, error)
+
+	// JobHeld returns which of IDs are still processing under ClientID,
+	// sorted. A client asks it about the jobs it runs, to stop those that
+	// were cancelled, deleted or taken back.
+	JobHeld(ctx context.Context, params *JobHeldParams) ([]string, error)
+
+	// JobClean deletes up to Limit jobs of the final status Status whose
+	// FinalizedAt is before Before, and returns how many it deleted.
+	// Cleaners running at once delete different jobs and never wait for
+	// each other's rows.
+	JobClean(ctx context.Context, params *JobCleanParams) (int, error)
+
+	// ClientRecord stores or refreshes a client's record, and prunes the
+	// records of clients gone since PruneBefore.
+	ClientRecord(ctx context.Context, params *ClientRecordParams) error
+
+	// ClientList returns the recorded clients, sorted by ID.
+	ClientList(ctx context.Context, params *ClientListParams) ([]*ClientRow, error)
+
+	// ClientForget deletes a client's record, if any.
+	ClientForget(ctx context.Context, params *ClientForgetParams) error
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then
@@ -251,6 +301,11 @@ type AttemptError struct {
 	Error string `json:"error"`
 	// Trace is the stack of a panic, if the attempt panicked.
 	Trace string `json:"trace,omitempty"`
+	// StartedAt is when the attempt was claimed, and ClientID the client
+	// that ran it; both are unset for an attempt whose client was gone
+	// (its lease expired) and for entries that record no run.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	ClientID  string    `json:"client_id,omitempty"`
 }
 
 // JobInsertManyParams are the params of [Executor.JobInsertMany].

@@ -126,7 +126,9 @@ func requireErrors(t *testing.T, want, got []driver.AttemptError, msg string) {
 		require.Equal(t, want[i].Attempt, got[i].Attempt, m+".Attempt")
 		require.Equal(t, want[i].Error, got[i].Error, m+".Error")
 		require.Equal(t, want[i].Trace, got[i].Trace, m+".Trace")
+		require.Equal(t, want[i].ClientID, got[i].ClientID, m+".ClientID")
 		requireTime(t, want[i].At, got[i].At, m+".At")
+		requireTime(t, want[i].StartedAt, got[i].StartedAt, m+".StartedAt")
 	}
 }
 

@@ -157,6 +157,37 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobGet(ctx, &driver.JobGetParams{ID: claimed.ID})
 			return err
 		}},
+		{"JobList", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobList(ctx, &driver.JobListParams{Limit: 10})
+			return err
+		}},
+		{"JobStats", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: h.base})
+			return err
+		}},
+		{"JobCancel", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobCancel(ctx, &driver.JobActParams{IDs: []string{claimed.ID, pending.ID}, Now: h.base})
+			return err
+		}},
+		{"JobDelete", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobDelete(ctx, &driver.JobActParams{Now: h.base})
+			return err
+		}},
+		{"JobRetryNow", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobRetryNow(ctx, &driver.JobActParams{Now: h.at(-time.Hour)})
+			return err
+		}},
+		{"JobClean", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobClean(ctx, &driver.JobCleanParams{Status: driver.StatusFailed, Before: h.at(time.Hour), Limit: 10})
+			return err
+		}},
+		{"ClientRecord", func(ctx context.Context, ex driver.Executor) error {
+			return ex.ClientRecord(ctx, &driver.ClientRecordParams{Client: h.clientRow(client1, h.base)})
+		}},
+		{"JobHeld", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobHeld(ctx, &driver.JobHeldParams{ClientID: client1, IDs: []string{claimed.ID}})
+			return err
+		}},
 	}
 }
 

@@ -43,13 +43,13 @@ func loadMigrations() ([]migration.Migration, error) {
 }
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
-// qualified, quoted table, {t_suffix} the quoted name <table>_suffix of one
-// of its indexes (which Postgres puts in the table's schema), as CREATE
-// INDEX takes it, and {q_suffix} the same name qualified, as DROP INDEX
-// takes it.
+// qualified, quoted table, {t_clients} the qualified, quoted table of
+// client records, {t_suffix} the quoted name <table>_suffix of one of its
+// indexes (which Postgres puts in the table's schema), as CREATE INDEX
+// takes it, and {q_suffix} the same name qualified, as DROP INDEX takes it.
 func (d *Driver) migrationReplacer() *strings.Replacer {
-	pairs := []string{"{t}", d.ident(d.table)}
-	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx"} {
+	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable()}
+	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
 		name := d.table + "_" + suffix
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}

@@ -62,12 +62,19 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	ms, err := pgxdriver.New(pool, pgxdriver.WithSchema("app"), pgxdriver.WithTable("jobs")).Migrations()
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
+	all := ""
 	for name, sql := range ms {
 		require.NotContains(t, sql, "{t", "%s: placeholder left", name)
-		require.Contains(t, sql, `"app"."jobs"`, name)
+		require.Contains(t, sql, `"app"."jobs`, name)
+		all += sql
+	}
+	require.Contains(t, all, `"app"."jobs" (`)
+	require.Contains(t, all, `"app"."jobs_clients" (`)
+	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
+		require.Contains(t, all, `"jobs_`+idx+`"`)
 	}
 	require.Contains(t, ms["0001_create_jobs.sql"], `"jobs_claim_idx"`)
-	require.Contains(t, ms["0002_lease_index_by_lease.sql"], `DROP INDEX IF EXISTS "app"."jobs_lease_idx"`)
+	require.Contains(t, ms["0004_lease_index_by_lease.sql"], `DROP INDEX IF EXISTS "app"."jobs_lease_idx"`)
 }
 
 func TestInvalidNames(t *testing.T) {

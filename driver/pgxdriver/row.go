@@ -45,6 +45,7 @@ func parseUUID(id string) (u pgtype.UUID, ok bool) {
 func errorJSON(e *driver.AttemptError) ([]byte, error) {
 	c := *e
 	c.At = c.At.UTC()
+	c.StartedAt = rowcodec.Stored(c.StartedAt)
 	// jsonb cannot hold the NUL character; an error that carried one would
 	// otherwise never be recorded.
 	c.Error = strings.ReplaceAll(c.Error, "\x00", "\uFFFD")

@@ -42,7 +42,8 @@ type Driver struct {
 type Option func(*Driver)
 
 // WithTable sets the name of the jobs table; the default is [DefaultTable].
-// The migrations table is named after it, with the suffix "_migrations".
+// The migrations table is named after it, with the suffix "_migrations",
+// and so is the table of client records, with the suffix "_clients".
 // name must be a plain SQL identifier (letters, digits and underscores, not
 // starting with a digit); otherwise Migrate and every operation return an
 // error.

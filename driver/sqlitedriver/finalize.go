@@ -75,6 +75,7 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 	if j.Error != nil {
 		ae := *j.Error
 		ae.At = rowcodec.Stored(ae.At)
+		ae.StartedAt = rowcodec.Stored(ae.StartedAt)
 		b, err := json.Marshal(ae)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: encode error: %w", j.ID, err)

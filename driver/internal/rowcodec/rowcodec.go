@@ -24,6 +24,9 @@ func Errors(data []byte) ([]driver.AttemptError, error) {
 	}
 	for i := range errs {
 		errs[i].At = errs[i].At.UTC()
+		if !errs[i].StartedAt.IsZero() {
+			errs[i].StartedAt = errs[i].StartedAt.UTC()
+		}
 	}
 	return errs, nil
 }

@@ -1,0 +1,146 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// ExplainReason names what Explain found holds a job.
+type ExplainReason string
+
+// The reasons Explain gives.
+const (
+	// ReasonFinished: the job is completed, failed or cancelled.
+	ReasonFinished ExplainReason = "finished"
+	// ReasonScheduled: the job was enqueued to run later.
+	ReasonScheduled ExplainReason = "scheduled"
+	// ReasonBackoff: the job failed and waits for its retry.
+	ReasonBackoff ExplainReason = "backoff"
+	// ReasonNoWorker: the job is due, but no client with a worker for its
+	// topic working its queue has been seen recently.
+	ReasonNoWorker ExplainReason = "no_worker"
+	// ReasonQueueBusy: the job is due and a client can work it, but the
+	// queue's workers are busy with other jobs.
+	ReasonQueueBusy ExplainReason = "queue_busy"
+	// ReasonRunning: a live client is working the job.
+	ReasonRunning ExplainReason = "running"
+	// ReasonHolderSilent: the job is held by a client that has not been
+	// seen recently; it is rescued once its lease ends.
+	ReasonHolderSilent ExplainReason = "holder_silent"
+)
+
+// clientSeenWithin is how recently a client must have recorded itself to
+// count as alive for Explain: several heartbeat intervals at the default.
+const clientSeenWithin = time.Minute
+
+// Explanation says, in plain words, why a job is where it is.
+type Explanation struct {
+	// Job is the job as it was read.
+	Job *JobRow
+	// Reason names what holds the job.
+	Reason ExplainReason
+	// Text says it in a sentence.
+	Text string
+}
+
+// Explain says what holds the job with the given ID: finished (how), scheduled
+// for later or waiting on a retry's backoff (until when), no client with a
+// worker for its topic seen recently, its queue's workers busy, or held by a
+// client (running, or silent for how long). An unknown ID returns an error
+// matching ErrNotFound.
+func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, error) {
+	job, err := c.exec.JobGet(ctx, &driver.JobGetParams{ID: id})
+	if err != nil {
+		return nil, fmt.Errorf("explain job %s: %w", id, err)
+	}
+	now := c.now()
+	ex := &Explanation{Job: job}
+	if job.Status.Finished() || job.Status == StatusPending && job.RunAt.After(now) {
+		ex.Reason, ex.Text = explainIdle(job, now)
+		return ex, nil
+	}
+	clients, err := c.exec.ClientList(ctx, &driver.ClientListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("explain job %s: %w", id, err)
+	}
+	if job.Status == StatusProcessing {
+		ex.Reason, ex.Text = explainHeld(job, clients, now)
+		return ex, nil
+	}
+	var able int
+	for _, cl := range clients {
+		if now.Sub(cl.SeenAt) <= clientSeenWithin && slices.Contains(cl.Topics, job.Topic) && slices.Contains(cl.Queues, job.Queue) {
+			able++
+		}
+	}
+	if able == 0 {
+		ex.Reason = ReasonNoWorker
+		ex.Text = fmt.Sprintf("due since %s, but no client with a worker for topic %q working queue %q has been seen in the last %s",
+			stamp(job.RunAt), job.Topic, job.Queue, clientSeenWithin)
+		return ex, nil
+	}
+	st, err := c.exec.JobStats(ctx, &driver.JobStatsParams{
+		Filter: driver.JobFilter{Queues: []string{job.Queue}, Statuses: []JobStatus{StatusProcessing}}, Since: now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("explain job %s: %w", id, err)
+	}
+	running := 0
+	for _, n := range st.Counts {
+		running += n.Count
+	}
+	ex.Reason = ReasonQueueBusy
+	ex.Text = fmt.Sprintf("due since %s and waiting for a free worker: %d client(s) can work it, and %d job(s) of queue %q are running",
+		stamp(job.RunAt), able, running, job.Queue)
+	return ex, nil
+}
+
+// explainIdle explains a finished job, or a pending one due later.
+func explainIdle(job *JobRow, now time.Time) (ExplainReason, string) {
+	switch job.Status {
+	case StatusCompleted:
+		return ReasonFinished, fmt.Sprintf("completed at %s after %d attempt(s)", stamp(job.FinalizedAt), job.Attempt)
+	case StatusFailed:
+		return ReasonFinished, fmt.Sprintf("failed for good at %s after %d attempt(s); last error: %s",
+			stamp(job.FinalizedAt), job.Attempt, lastError(job))
+	case StatusCancelled:
+		return ReasonFinished, fmt.Sprintf("cancelled at %s", stamp(job.FinalizedAt))
+	}
+	wait := job.RunAt.Sub(now).Round(time.Second)
+	if n := len(job.Errors); n > 0 && job.Errors[n-1].Attempt == job.Attempt && job.Errors[n-1].Error != driver.RequeuedError {
+		return ReasonBackoff, fmt.Sprintf("waiting on backoff until %s (in %s) after attempt %d failed: %s",
+			stamp(job.RunAt), wait, job.Attempt, lastError(job))
+	}
+	return ReasonScheduled, fmt.Sprintf("scheduled for %s (in %s)", stamp(job.RunAt), wait)
+}
+
+// explainHeld explains a processing job by what is known of its holder.
+func explainHeld(job *JobRow, clients []*driver.ClientRow, now time.Time) (ExplainReason, string) {
+	i := slices.IndexFunc(clients, func(cl *driver.ClientRow) bool { return cl.ID == job.LockedBy })
+	if i < 0 {
+		return ReasonHolderSilent, fmt.Sprintf("held by client %s, which has no record (it stopped or died); its lease ends at %s",
+			job.LockedBy, stamp(job.LockedUntil))
+	}
+	age := now.Sub(clients[i].SeenAt).Round(time.Second)
+	if age > clientSeenWithin {
+		return ReasonHolderSilent, fmt.Sprintf("held by client %s on %s, whose heartbeat is %s old; its lease ends at %s",
+			job.LockedBy, clients[i].Host, age, stamp(job.LockedUntil))
+	}
+	return ReasonRunning, fmt.Sprintf("running since %s on client %s (%s, pid %d), whose heartbeat is %s old",
+		stamp(job.AttemptedAt), job.LockedBy, clients[i].Host, clients[i].PID, age)
+}
+
+func lastError(job *JobRow) string {
+	for i := len(job.Errors) - 1; i >= 0; i-- {
+		if job.Errors[i].Error != driver.RequeuedError {
+			return job.Errors[i].Error
+		}
+	}
+	return "none recorded"
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,99 @@
+package sluice_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+)
+
+func TestExplainSaysWhatHoldsAJob(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	operator := b.client(t, nil)
+	explain := func(id string, want sluice.ExplainReason, words ...string) {
+		t.Helper()
+		ex, err := operator.Explain(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, id, ex.Job.ID)
+		require.Equal(t, want, ex.Reason, ex.Text)
+		for _, w := range words {
+			require.Contains(t, ex.Text, w)
+		}
+	}
+	enqueue := func(c *sluice.Client[*sql.Tx], args sluice.JobArgs, opts *sluice.EnqueueOptions) string {
+		t.Helper()
+		res, err := c.Enqueue(t.Context(), args, opts)
+		require.NoError(t, err)
+		return res.Job.ID
+	}
+
+	_, err := operator.Explain(t.Context(), "0190f5d2-0000-7000-8000-000000000001")
+	require.ErrorIs(t, err, sluice.ErrNotFound)
+
+	// Nobody works topic note yet.
+	due := enqueue(operator, noteArgs{N: 1}, nil)
+	explain(due, sluice.ReasonNoWorker, `"note"`, `"default"`)
+	later := enqueue(operator, noteArgs{N: 2}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	explain(later, sluice.ReasonScheduled, "scheduled for")
+
+	// A job held by a client that never recorded itself.
+	ghost := enqueue(operator, otherArgs{}, nil)
+	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+		ClientID: "ghost", Queue: "default", Topics: []string{"other"}, Limit: 1,
+		Now: time.Now(), LockedUntil: time.Now().Add(time.Minute),
+	})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	explain(ghost, sluice.ReasonHolderSilent, "ghost", "no record")
+
+	// One worker, blocked on the first job it gets; failures retry later.
+	release := make(chan struct{})
+	c := b.client(t, &sluice.Config{
+		Queues: map[string]sluice.QueueConfig{"default": {MaxWorkers: 1}},
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			switch job.Args.N {
+			case 1:
+				<-release
+				return nil
+			case 3:
+				return errors.New("smtp is down")
+			}
+			return nil
+		}),
+	})
+	free := func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}
+	t.Cleanup(free) // before Stop, which waits for the worker
+	waitFor(t, c, due, sluice.StatusProcessing)
+	explain(due, sluice.ReasonRunning, "running since")
+	busy := enqueue(operator, noteArgs{N: 4}, nil)
+	// The ghost's job is running in the queue too.
+	explain(busy, sluice.ReasonQueueBusy, "1 client(s)", "2 job(s)")
+	free()
+
+	failing := enqueue(operator, noteArgs{N: 3}, nil)
+	require.Eventually(t, func() bool {
+		row, err := operator.Get(t.Context(), failing)
+		require.NoError(t, err)
+		return row.Attempt == 1 && row.Status == sluice.StatusPending
+	}, 10*time.Second, 10*time.Millisecond)
+	explain(failing, sluice.ReasonBackoff, "smtp is down", "attempt 1")
+
+	waitFor(t, c, due, sluice.StatusCompleted)
+	explain(due, sluice.ReasonFinished, "completed at")
+	_, err = operator.Cancel(t.Context(), later)
+	require.NoError(t, err)
+	explain(later, sluice.ReasonFinished, "cancelled at")
+}

@@ -1,0 +1,47 @@
+package sluice_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+)
+
+func TestFailedJobExplainsItself(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	holders := make(chan string, 2)
+	c := b.client(t, &sluice.Config{
+		RetryPolicy: quickRetry{},
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			holders <- job.LockedBy
+			if job.Attempt == 1 {
+				panic("first attempt panics")
+			}
+			return context.DeadlineExceeded
+		}),
+	})
+	res, err := c.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{MaxRetries: 1})
+	require.NoError(t, err)
+	row := waitFor(t, c, res.Job.ID, sluice.StatusFailed)
+	holder := <-holders
+	require.Equal(t, holder, <-holders, "one client ran both attempts")
+
+	require.Len(t, row.Errors, 2)
+	first, last := row.Errors[0], row.Errors[1]
+	require.Equal(t, 1, first.Attempt)
+	require.Contains(t, first.Error, "first attempt panics")
+	require.Contains(t, first.Trace, "client_history_test.go", "a panic keeps its stack")
+	require.Equal(t, 2, last.Attempt)
+	require.Equal(t, context.DeadlineExceeded.Error(), last.Error)
+	require.Empty(t, last.Trace)
+	for _, e := range row.Errors {
+		require.Equal(t, holder, e.ClientID, "attempt %d", e.Attempt)
+		require.False(t, e.StartedAt.IsZero(), "attempt %d", e.Attempt)
+		require.False(t, e.At.Before(e.StartedAt), "attempt %d ended before it started", e.Attempt)
+	}
+	require.True(t, last.StartedAt.Equal(row.AttemptedAt), "the last attempt started when the job was last claimed")
+	require.False(t, last.StartedAt.Before(first.At), "attempts do not overlap")
+}

@@ -1,0 +1,100 @@
+package sluice
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/lease"
+)
+
+// revokeInterval is how often a client asks the database whether it still
+// holds the jobs it runs, so that a job cancelled or deleted from another
+// process stops within about that long.
+const revokeInterval = time.Second
+
+// runningJobs are the jobs a run is working, with the functions that
+// cancel their contexts.
+type runningJobs struct {
+	mu   sync.Mutex
+	jobs map[string]*runningJob
+}
+
+type runningJob struct {
+	jr     *jobRun
+	cancel context.CancelCauseFunc
+}
+
+// track records jr as running under cancel until the returned function is
+// called.
+func (rj *runningJobs) track(jr *jobRun, cancel context.CancelCauseFunc) (untrack func()) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if rj.jobs == nil {
+		rj.jobs = make(map[string]*runningJob)
+	}
+	rj.jobs[jr.row.ID] = &runningJob{jr: jr, cancel: cancel}
+	return func() {
+		rj.mu.Lock()
+		defer rj.mu.Unlock()
+		delete(rj.jobs, jr.row.ID)
+	}
+}
+
+// ids returns the IDs of the running jobs.
+func (rj *runningJobs) ids() []string {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	ids := make([]string, 0, len(rj.jobs))
+	for id := range rj.jobs {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// revoke cancels the context of the running job id, if any, with the cause
+// ErrLeaseLost, and marks it so that its unrecorded outcome is expected.
+func (rj *runningJobs) revoke(id string) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if j := rj.jobs[id]; j != nil {
+		j.jr.revoked.Store(true)
+		j.cancel(ErrLeaseLost)
+	}
+}
+
+// revoke stops the job id if this client is running it.
+func (c *Client[TTx]) revoke(id string) {
+	if r := c.run.Load(); r != nil {
+		r.running.revoke(id)
+	}
+}
+
+// watchRevoked asks, every revokeInterval until ctx ends, which of the
+// running jobs the client still holds, and revokes the others: they were
+// cancelled or deleted, or taken back after the lease expired.
+func (c *Client[TTx]) watchRevoked(ctx context.Context, r *run) {
+	lease.Every(ctx, revokeInterval, func() {
+		ids := r.running.ids()
+		if len(ids) == 0 {
+			return
+		}
+		held, err := c.exec.JobHeld(ctx, &driver.JobHeldParams{ClientID: r.lockedBy, IDs: ids})
+		if err != nil {
+			if ctx.Err() == nil {
+				c.cfg.Logger.Warn("sluice: checking for cancelled jobs failed", "error", err)
+			}
+			return
+		}
+		still := make(map[string]bool, len(held))
+		for _, id := range held {
+			still[id] = true
+		}
+		for _, id := range ids {
+			if !still[id] {
+				r.running.revoke(id)
+			}
+		}
+	})
+}

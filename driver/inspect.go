@@ -1,0 +1,79 @@
+package driver
+
+import "time"
+
+// JobFilter selects jobs by their columns. Every field that is set narrows
+// the selection; the zero value selects every job. Time ranges include
+// their start and exclude their end.
+type JobFilter struct {
+	// Statuses, when not empty, selects jobs with one of these statuses.
+	Statuses []JobStatus
+	// Topics, when not empty, selects jobs of one of these topics.
+	Topics []string
+	// Queues, when not empty, selects jobs in one of these queues.
+	Queues []string
+	// UniqueKey, when not empty, selects jobs with this unique key.
+	UniqueKey string
+	// CreatedFrom and CreatedBefore, when not zero, bound CreatedAt.
+	CreatedFrom, CreatedBefore time.Time
+	// RunAtFrom and RunAtBefore, when not zero, bound RunAt.
+	RunAtFrom, RunAtBefore time.Time
+}
+
+// JobListParams are the params of [Executor.JobList].
+type JobListParams struct {
+	// Filter selects the jobs.
+	Filter JobFilter
+	// Desc orders the jobs by ID descending (newest first); otherwise
+	// ascending. IDs are version 7 UUIDs, so ID order is creation order.
+	Desc bool
+	// AfterID, when not empty, lists only jobs that come after the job
+	// with this ID in the list's order (a cursor). It need not exist.
+	AfterID string
+	// Offset is how many of the selected jobs to skip; 0 or more.
+	Offset int
+	// Limit is the most jobs to return; at least 1.
+	Limit int
+}
+
+// JobListResult is the outcome of [Executor.JobList].
+type JobListResult struct {
+	// Jobs are the listed jobs, in the list's order.
+	Jobs []*JobRow
+	// Total is how many jobs Filter selects, ignoring AfterID, Offset and
+	// Limit.
+	Total int
+}
+
+// JobStatsParams are the params of [Executor.JobStats].
+type JobStatsParams struct {
+	// Filter selects the jobs counted.
+	Filter JobFilter
+	// Since starts the window of the outcome figures: jobs completed or
+	// failed (FinalizedAt) at or after Since.
+	Since time.Time
+}
+
+// JobStats is the outcome of [Executor.JobStats].
+type JobStats struct {
+	// Counts are how many selected jobs there are of each status, topic
+	// and queue, one entry per combination that has any, in no particular
+	// order.
+	Counts []JobCount
+	// Completed and Failed count the selected jobs that became completed
+	// or failed in the window.
+	Completed, Failed int
+	// AvgDuration and P95Duration are the mean and 95th percentile
+	// (nearest rank: the smallest duration at least 95% of them do not
+	// exceed) of FinalizedAt minus AttemptedAt over the jobs completed in
+	// the window; zero when there are none.
+	AvgDuration, P95Duration time.Duration
+}
+
+// JobCount is how many jobs have one status, topic and queue.
+type JobCount struct {
+	Status JobStatus
+	Topic  string
+	Queue  string
+	Count  int
+}

@@ -1,0 +1,128 @@
+package pgxdriver
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
+)
+
+// dialect writes filters for Postgres: lists as text arrays, times as
+// timestamptz.
+var dialect = &filtersql.Dialect{
+	Mark: "$",
+	In: func(col, ph string, vals []string) (string, any) {
+		return col + " = ANY(" + ph + "::text[])", vals
+	},
+	Time: func(t time.Time) any { return t },
+}
+
+// JobList reads one page of jobs and their total in one round trip. On the
+// pool both statements run in one transaction, so they see the same jobs.
+func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*driver.JobListResult, error) {
+	const op = "list"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: list: nil params")
+	}
+	q := filtersql.New(dialect, &p.Filter)
+	count := q.Clone()
+	var cursor any
+	if p.AfterID != "" {
+		id, ok := parseUUID(p.AfterID)
+		if !ok {
+			return nil, errors.New("pgxdriver: list: cursor is not a job ID")
+		}
+		cursor = id
+	}
+	suffix := q.ListSuffix(p, cursor)
+	res := &driver.JobListResult{}
+	err := e.atomic(ctx, func(db dbtx) error {
+		b := &pgx.Batch{}
+		b.Queue("SELECT "+columns+" FROM "+e.d.Table()+" AS j "+q.Where()+suffix, q.Args...)
+		b.Queue("SELECT count(*) FROM "+e.d.Table()+" "+count.Where(), count.Args...)
+		br := db.SendBatch(ctx, b)
+		defer br.Close()
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		if res.Jobs, err = scanRows(rows); err != nil {
+			return err
+		}
+		if err := br.QueryRow().Scan(&res.Total); err != nil {
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return res, nil
+}
+
+// JobStats counts jobs by status, topic and queue with one GROUP BY, and
+// sums up the window's outcomes with one aggregate over the finalized
+// index.
+func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*driver.JobStats, error) {
+	const op = "stats"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: stats: nil params")
+	}
+	q := filtersql.New(dialect, &p.Filter)
+	win := q.Clone()
+	win.In("status", []string{string(driver.StatusCompleted), string(driver.StatusFailed)})
+	win.AddTime("finalized_at >= ", p.Since)
+	st := &driver.JobStats{}
+	err := e.atomic(ctx, func(db dbtx) error {
+		b := &pgx.Batch{}
+		counts := q.CountsBy(e.d.Table())
+		for _, c := range counts {
+			b.Queue(c.SQL(), c.Args...)
+		}
+		b.Queue(`SELECT count(*) FILTER (WHERE status = 'completed'),
+	count(*) FILTER (WHERE status = 'failed'),
+	coalesce(avg(d) FILTER (WHERE status = 'completed'), 0)::float8,
+	coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY d) FILTER (WHERE status = 'completed'), 0)
+FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)::bigint AS d
+	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...)
+		br := db.SendBatch(ctx, b)
+		defer br.Close()
+		for range counts {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			var c driver.JobCount
+			_, err = pgx.ForEachRow(rows, []any{&c.Status, &c.Topic, &c.Queue, &c.Count}, func() error {
+				st.Counts = append(st.Counts, c)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		var avg float64
+		var p95 int64
+		if err := br.QueryRow().Scan(&st.Completed, &st.Failed, &avg, &p95); err != nil {
+			return err
+		}
+		st.AvgDuration = time.Duration(math.Round(avg * 1000))
+		st.P95Duration = time.Duration(p95) * time.Microsecond
+		return br.Close()
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,157 @@
+package sqlitedriver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
+)
+
+// JobCancel cancels the selected live jobs with one UPDATE ... RETURNING.
+func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
+	return e.act(ctx, "cancel", p, func(q *filtersql.Query) string {
+		now := q.Arg(micros(p.Now))
+		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
+		return `UPDATE ` + e.d.table + ` SET status = 'cancelled', finalized_at = ` + now + `,
+	locked_by = NULL, locked_until = NULL ` + q.Where() + ` RETURNING ` + columns
+	})
+}
+
+// JobRequeue makes the selected finished, unsuccessful jobs pending again
+// with one UPDATE ... RETURNING.
+func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: requeue: nil params")
+	}
+	entry, err := json.Marshal(driver.AttemptError{At: rowcodec.Stored(p.Now), Error: driver.RequeuedError})
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: requeue: %w", err)
+	}
+	return e.act(ctx, "requeue", p, func(q *filtersql.Query) string {
+		now, retries := q.Arg(micros(p.Now)), q.Arg(p.Retries)
+		elem := "json_set(" + q.Arg(string(entry)) + ", '$.attempt', attempt)"
+		errs := strings.ReplaceAll(appendError(elem), "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
+		q.In("status", []string{string(driver.StatusFailed), string(driver.StatusCancelled)})
+		return `UPDATE ` + e.d.table + ` SET status = 'pending', run_at = ` + now + `,
+	finalized_at = NULL, max_retries = attempt + ` + retries + `, errors = ` + errs + ` ` +
+			q.Where() + ` RETURNING ` + columns
+	})
+}
+
+// JobDelete deletes the selected jobs that are not processing with one
+// DELETE ... RETURNING.
+func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
+	return e.act(ctx, "delete", p, func(q *filtersql.Query) string {
+		q.Cond("status <> 'processing'")
+		return `DELETE FROM ` + e.d.table + ` ` + q.Where() + ` RETURNING ` + columns
+	})
+}
+
+// JobRetryNow makes the selected pending jobs due now with one UPDATE ...
+// RETURNING.
+func (e *executor) JobRetryNow(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
+	return e.act(ctx, "retry now", p, func(q *filtersql.Query) string {
+		now := q.Arg(micros(p.Now))
+		q.Cond("status = 'pending'")
+		q.Cond("run_at > " + now)
+		return `UPDATE ` + e.d.table + ` SET run_at = ` + now + ` ` + q.Where() + ` RETURNING ` + columns
+	})
+}
+
+// act runs, as one write, the statement build returns for the jobs p
+// selects, and returns the rows it returns, sorted by ID. build adds its own
+// arguments and conditions to the selection.
+func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, build func(q *filtersql.Query) string) ([]*driver.JobRow, error) {
+	if p == nil {
+		return nil, fmt.Errorf("sqlitedriver: %s: nil params", op)
+	}
+	q := filtersql.New(dialect, &p.Filter)
+	if p.IDs != nil {
+		if len(p.IDs) == 0 {
+			return []*driver.JobRow{}, nil
+		}
+		ids, err := json.Marshal(p.IDs)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: %s: %w", op, err)
+		}
+		q = filtersql.New(dialect, &driver.JobFilter{})
+		q.Cond("id IN (SELECT value FROM json_each(" + q.Arg(string(ids)) + "))")
+	}
+	query := build(q)
+	jobs := []*driver.JobRow{}
+	err := e.write(ctx, op, func(r runner) error {
+		rows, err := r.query(ctx, query, q.Args...)
+		if err != nil {
+			return err
+		}
+		got, err := scanRows(rows)
+		jobs = append(jobs[:0], got...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(jobs, func(a, b *driver.JobRow) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs, nil
+}
+
+// JobHeld reads which of the jobs are still held by the client.
+func (e *executor) JobHeld(ctx context.Context, p *driver.JobHeldParams) ([]string, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: held: nil params")
+	}
+	ids, err := json.Marshal(p.IDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: held: %w", err)
+	}
+	held := []string{}
+	err = e.read(ctx, "held", func(r runner) error {
+		rows, err := r.query(ctx, `SELECT id FROM `+e.d.table+`
+WHERE id IN (SELECT value FROM json_each(?)) AND status = 'processing' AND locked_by = ? ORDER BY id`,
+			string(ids), p.ClientID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			held = append(held, id)
+		}
+		return rows.Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return held, nil
+}
+
+// JobClean deletes one batch of old finished jobs, found through the
+// finalized index, as one write.
+func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int, error) {
+	if p == nil {
+		return 0, errors.New("sqlitedriver: clean: nil params")
+	}
+	var n int64
+	err := e.write(ctx, "clean", func(r runner) error {
+		res, err := r.exec(ctx, `DELETE FROM `+e.d.table+` WHERE rowid IN (
+	SELECT rowid FROM `+e.d.table+` WHERE status = ? AND finalized_at < ? LIMIT +?)`,
+			string(p.Status), micros(p.Before), p.Limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

@@ -1,0 +1,129 @@
+package sqlitedriver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
+)
+
+// dialect writes filters for SQLite: lists as JSON arrays read with
+// json_each, times as integer microseconds.
+var dialect = &filtersql.Dialect{
+	Mark: "?",
+	In: func(col, ph string, vals []string) (string, any) {
+		b, _ := json.Marshal(vals) // strings always encode
+		return col + " IN (SELECT value FROM json_each(" + ph + "))", string(b)
+	},
+	Time: func(t time.Time) any { return micros(t) },
+}
+
+// JobList reads one page of jobs, then their total.
+func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*driver.JobListResult, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: list: nil params")
+	}
+	q := filtersql.New(dialect, &p.Filter)
+	count := q.Clone()
+	suffix := q.ListSuffix(p, p.AfterID)
+	res := &driver.JobListResult{}
+	err := e.read(ctx, "list", func(r runner) error {
+		rows, err := r.query(ctx, "SELECT "+columns+" FROM "+e.d.table+" "+q.Where()+suffix, q.Args...)
+		if err != nil {
+			return err
+		}
+		if res.Jobs, err = scanRows(rows); err != nil {
+			return err
+		}
+		return r.queryRow(ctx, "SELECT count(*) FROM "+e.d.table+" "+count.Where(), count.Args, &res.Total)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// JobStats counts jobs by status, queue and topic with one GROUP BY over the
+// status index, then sums up the window's outcomes over the finalized index.
+func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*driver.JobStats, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: stats: nil params")
+	}
+	q := filtersql.New(dialect, &p.Filter)
+	win := q.Clone()
+	win.In("status", []string{string(driver.StatusCompleted), string(driver.StatusFailed)})
+	win.AddTime("finalized_at >= ", p.Since)
+	done := q.Clone()
+	done.In("status", []string{string(driver.StatusCompleted)})
+	done.AddTime("finalized_at >= ", p.Since)
+	st := &driver.JobStats{}
+	err := e.read(ctx, "stats", func(r runner) error {
+		for _, c := range q.CountsBy(e.d.table) {
+			if err := r.counts(ctx, c, st); err != nil {
+				return err
+			}
+		}
+		var avg float64
+		var timed int
+		err := r.queryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'),
+	count(*) FILTER (WHERE status = 'failed'),
+	count(*) FILTER (WHERE status = 'completed' AND attempted_at IS NOT NULL),
+	coalesce(avg(finalized_at - attempted_at) FILTER (WHERE status = 'completed'), 0)
+FROM `+e.d.table+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &timed, &avg)
+		if err != nil || timed == 0 {
+			return err
+		}
+		st.AvgDuration = time.Duration(math.Round(avg * 1000))
+		// The nearest rank of the 95th percentile among n is ceil(0.95 n).
+		var p95 int64
+		rank := done.Arg((timed*95+99)/100 - 1)
+		err = r.queryRow(ctx, `SELECT finalized_at - attempted_at AS d FROM `+e.d.table+" "+done.Where()+
+			` AND attempted_at IS NOT NULL ORDER BY d LIMIT 1 OFFSET `+rank, done.Args, &p95)
+		st.P95Duration = time.Duration(p95) * time.Microsecond
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// queryRow runs query on r and scans its one row into dest.
+func (r runner) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errors.New("no row")
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// counts adds the rows of the counting query c to st.Counts.
+func (r runner) counts(ctx context.Context, c *filtersql.Query, st *driver.JobStats) error {
+	rows, err := r.query(ctx, c.SQL(), c.Args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var jc driver.JobCount
+		if err := rows.Scan(&jc.Status, &jc.Topic, &jc.Queue, &jc.Count); err != nil {
+			return err
+		}
+		st.Counts = append(st.Counts, jc)
+	}
+	return rows.Close()
+}

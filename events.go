@@ -1,0 +1,152 @@
+package sluice
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EventKind is what happened to a job.
+type EventKind string
+
+// The kinds of events a subscription receives.
+const (
+	// EventEnqueued: the job was enqueued and committed (jobs enqueued in
+	// a caller's transaction are not reported: the client cannot know
+	// whether it commits).
+	EventEnqueued EventKind = "enqueued"
+	// EventStarted: this client started working the job.
+	EventStarted EventKind = "started"
+	// EventCompleted: the job completed.
+	EventCompleted EventKind = "completed"
+	// EventFailed: the job failed for good.
+	EventFailed EventKind = "failed"
+	// EventRetried: the attempt failed and the job will be retried.
+	EventRetried EventKind = "retried"
+	// EventSnoozed: the worker snoozed the job, or Stop handed it back.
+	EventSnoozed EventKind = "snoozed"
+	// EventCancelled: the worker cancelled the job, or this client's
+	// Cancel or CancelMany did.
+	EventCancelled EventKind = "cancelled"
+)
+
+// Event is one thing that happened to a job, as seen by this client.
+type Event struct {
+	// Kind is what happened.
+	Kind EventKind
+	// Job is the job as the client knew it at the time: for the outcome
+	// of an attempt, the job as it was claimed.
+	Job *JobRow
+	// At is when it happened, by the client's clock.
+	At time.Time
+	// Duration is, for an attempt's outcome, how long the attempt ran.
+	Duration time.Duration
+}
+
+// DefaultEventBuffer is how many events a subscription holds before it
+// drops new ones, when Subscribe is given no size.
+const DefaultEventBuffer = 1024
+
+// Subscription receives a client's events (see Client.Subscribe).
+type Subscription struct {
+	// C delivers the events. It is closed by Close.
+	C <-chan Event
+
+	c       chan Event
+	kinds   map[EventKind]bool
+	dropped atomic.Uint64
+	hub     *eventHub
+	once    sync.Once
+}
+
+// Dropped returns how many events were dropped because C was full.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Close ends the subscription and closes C. It is idempotent.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		s.hub.mu.Lock()
+		defer s.hub.mu.Unlock()
+		delete(s.hub.subs, s)
+		s.hub.n.Store(int32(len(s.hub.subs)))
+		close(s.c)
+	})
+}
+
+// eventHub fans a client's events out to its subscriptions without ever
+// blocking: a full subscription drops the event and counts it.
+type eventHub struct {
+	mu   sync.Mutex
+	subs map[*Subscription]bool
+	n    atomic.Int32 // len(subs), read without the lock
+}
+
+// Subscribe returns a subscription to this client's job events of the
+// given kinds (every kind when none is given), buffered for
+// DefaultEventBuffer events. Events are sent without blocking: a
+// subscriber that falls behind never slows the client's workers; the
+// events that do not fit are dropped and counted in Dropped. Events are
+// in-process only: each client reports what it did itself. Close the
+// subscription when done.
+func (c *Client[TTx]) Subscribe(kinds ...EventKind) *Subscription {
+	return c.SubscribeBuffered(DefaultEventBuffer, kinds...)
+}
+
+// SubscribeBuffered is Subscribe with a buffer of size events (at least 1).
+func (c *Client[TTx]) SubscribeBuffered(size int, kinds ...EventKind) *Subscription {
+	ch := make(chan Event, max(size, 1))
+	s := &Subscription{C: ch, c: ch, hub: &c.events}
+	if len(kinds) > 0 {
+		s.kinds = make(map[EventKind]bool, len(kinds))
+		for _, k := range kinds {
+			s.kinds[k] = true
+		}
+	}
+	h := &c.events
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = make(map[*Subscription]bool)
+	}
+	h.subs[s] = true
+	h.n.Store(int32(len(h.subs)))
+	return s
+}
+
+// emit sends an event to every subscription that wants its kind. It costs
+// one atomic load when nobody subscribes.
+func (c *Client[TTx]) emit(kind EventKind, job *JobRow, d time.Duration) {
+	h := &c.events
+	if h.n.Load() == 0 {
+		return
+	}
+	ev := Event{Kind: kind, Job: job, At: c.now(), Duration: d}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.kinds != nil && !s.kinds[kind] {
+			continue
+		}
+		select {
+		case s.c <- ev:
+		default:
+			s.dropped.Add(1)
+		}
+	}
+}
+
+// outcomeEvent returns the event of a recorded finalization.
+func outcomeEvent(status JobStatus, snooze bool) EventKind {
+	switch status {
+	case StatusCompleted:
+		return EventCompleted
+	case StatusFailed:
+		return EventFailed
+	case StatusCancelled:
+		return EventCancelled
+	}
+	if snooze {
+		return EventSnoozed
+	}
+	return EventRetried
+}

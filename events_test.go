@@ -1,0 +1,116 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+)
+
+// next returns the next event of sub, failing after a while.
+func next(t *testing.T, sub *sluice.Subscription) sluice.Event {
+	t.Helper()
+	select {
+	case ev := <-sub.C:
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+		return sluice.Event{}
+	}
+}
+
+func TestSubscribeReportsTheLifecycle(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	c := b.client(t, &sluice.Config{
+		RetryPolicy: quickRetry{},
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			switch {
+			case job.Args.N == 1:
+				return nil
+			case job.Args.N == 2 && job.Attempt == 1:
+				return sluice.Snooze(0)
+			case job.Args.N == 2:
+				return errors.New("boom")
+			}
+			return sluice.Cancel(nil)
+		}),
+	})
+	all := c.Subscribe()
+	failedOnly := c.Subscribe(sluice.EventFailed)
+	defer all.Close()
+	defer failedOnly.Close()
+
+	// One job at a time, so that its events come in order.
+	want := map[int][]sluice.EventKind{
+		1: {sluice.EventEnqueued, sluice.EventStarted, sluice.EventCompleted},
+		2: {sluice.EventEnqueued, sluice.EventStarted, sluice.EventSnoozed, sluice.EventStarted,
+			sluice.EventRetried, sluice.EventStarted, sluice.EventFailed},
+		3: {sluice.EventEnqueued, sluice.EventStarted, sluice.EventCancelled},
+	}
+	for n := 1; n <= 3; n++ {
+		res, err := c.Enqueue(t.Context(), noteArgs{N: n}, &sluice.EnqueueOptions{MaxRetries: 1})
+		require.NoError(t, err)
+		for i, kind := range want[n] {
+			ev := next(t, all)
+			require.Equal(t, kind, ev.Kind, "job %d, event %d", n, i)
+			require.Equal(t, res.Job.ID, ev.Job.ID)
+			require.False(t, ev.At.IsZero())
+			require.GreaterOrEqual(t, ev.Duration, time.Duration(0))
+		}
+	}
+	ev := next(t, failedOnly)
+	require.Equal(t, sluice.EventFailed, ev.Kind)
+	select {
+	case ev := <-failedOnly.C:
+		t.Fatalf("unexpected %s event", ev.Kind)
+	default:
+	}
+
+	// An operator's cancel is reported; an enqueue in a transaction is not.
+	tx, err := b.db.BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	_, err = c.EnqueueTx(t.Context(), tx, noteArgs{N: 1}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	later, err := c.Enqueue(t.Context(), noteArgs{N: 1}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, sluice.EventEnqueued, next(t, all).Kind)
+	_, err = c.Cancel(t.Context(), later.Job.ID)
+	require.NoError(t, err)
+	ev = next(t, all)
+	require.Equal(t, sluice.EventCancelled, ev.Kind)
+	require.Equal(t, later.Job.ID, ev.Job.ID)
+	require.Zero(t, all.Dropped())
+
+	all.Close()
+	all.Close()
+	_, open := <-all.C
+	require.False(t, open, "Close closes C")
+}
+
+func TestSlowSubscriberNeverSlowsWorkers(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	c := b.client(t, &sluice.Config{
+		Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
+	})
+	stuck := c.SubscribeBuffered(1) // never read
+	defer stuck.Close()
+	params := make([]sluice.EnqueueParams, 50)
+	for i := range params {
+		params[i] = sluice.EnqueueParams{Args: noteArgs{N: i}}
+	}
+	res, err := c.EnqueueMany(t.Context(), params)
+	require.NoError(t, err)
+	for _, r := range res {
+		waitFor(t, c, r.Job.ID, sluice.StatusCompleted)
+	}
+	// 50 enqueued, 50 started, 50 completed: one fits, the rest are counted.
+	require.Eventually(t, func() bool { return stuck.Dropped() == 149 }, 5*time.Second, 10*time.Millisecond,
+		"dropped %d", stuck.Dropped())
+}
