@@ -20,7 +20,7 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*dr
 	return e.act(ctx, "cancel", p, func(q *filtersql.Query) string {
 		now := q.Arg(micros(p.Now))
 		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
-		return `UPDATE ` + e.d.table + ` SET status = 'cancelled', finalized_at = ` + now + `,
+		return `UPDATE ` + e.d.sqlTable() + ` SET status = 'cancelled', finalized_at = ` + now + `,
 	locked_by = NULL, locked_until = NULL ` + q.Where() + ` RETURNING ` + columns
 	})
 }
@@ -40,7 +40,7 @@ func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*d
 		elem := "json_set(" + q.Arg(string(entry)) + ", '$.attempt', attempt)"
 		errs := strings.ReplaceAll(appendError(elem), "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 		q.In("status", []string{string(driver.StatusFailed), string(driver.StatusCancelled)})
-		return `UPDATE ` + e.d.table + ` SET status = 'pending', run_at = ` + now + `,
+		return `UPDATE ` + e.d.sqlTable() + ` SET status = 'pending', run_at = ` + now + `,
 	finalized_at = NULL, max_retries = attempt + ` + retries + `, errors = ` + errs + ` ` +
 			q.Where() + ` RETURNING ` + columns
 	})
@@ -51,7 +51,7 @@ func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*d
 func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	return e.act(ctx, "delete", p, func(q *filtersql.Query) string {
 		q.Cond("status <> 'processing'")
-		return `DELETE FROM ` + e.d.table + ` ` + q.Where() + ` RETURNING ` + columns
+		return `DELETE FROM ` + e.d.sqlTable() + ` ` + q.Where() + ` RETURNING ` + columns
 	})
 }
 
@@ -62,7 +62,7 @@ func (e *executor) JobRetryNow(ctx context.Context, p *driver.JobActParams) ([]*
 		now := q.Arg(micros(p.Now))
 		q.Cond("status = 'pending'")
 		q.Cond("run_at > " + now)
-		return `UPDATE ` + e.d.table + ` SET run_at = ` + now + ` ` + q.Where() + ` RETURNING ` + columns
+		return `UPDATE ` + e.d.sqlTable() + ` SET run_at = ` + now + ` ` + q.Where() + ` RETURNING ` + columns
 	})
 }
 
@@ -114,7 +114,7 @@ func (e *executor) JobHeld(ctx context.Context, p *driver.JobHeldParams) ([]stri
 	}
 	held := []string{}
 	err = e.read(ctx, "held", func(r runner) error {
-		rows, err := r.query(ctx, `SELECT id FROM `+e.d.table+`
+		rows, err := r.query(ctx, `SELECT id FROM `+e.d.sqlTable()+`
 WHERE id IN (SELECT value FROM json_each(?)) AND status = 'processing' AND locked_by = ? ORDER BY id`,
 			string(ids), p.ClientID)
 		if err != nil {
@@ -144,8 +144,8 @@ func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int,
 	}
 	var n int64
 	err := e.write(ctx, "clean", func(r runner) error {
-		res, err := r.exec(ctx, `DELETE FROM `+e.d.table+` WHERE rowid IN (
-	SELECT rowid FROM `+e.d.table+` WHERE status = ? AND finalized_at < ? LIMIT +?)`,
+		res, err := r.exec(ctx, `DELETE FROM `+e.d.sqlTable()+` WHERE rowid IN (
+	SELECT rowid FROM `+e.d.sqlTable()+` WHERE status = ? AND finalized_at < ? LIMIT +?)`,
 			string(p.Status), micros(p.Before), p.Limit)
 		if err != nil {
 			return err

@@ -46,7 +46,8 @@ type Option func(*Driver)
 // and so is the table of client records, with the suffix "_clients".
 // name must be a plain SQL identifier (letters, digits and underscores, not
 // starting with a digit); otherwise Migrate and every operation return an
-// error.
+// error. SQL keywords such as "order" are valid names; names SQLite keeps
+// for itself (starting with "sqlite_") fail to migrate.
 func WithTable(name string) Option {
 	return func(d *Driver) {
 		if !identRE.MatchString(name) {
@@ -81,7 +82,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 	return d
 }
 
-// Table returns the name of the jobs table.
+// Table returns the name of the jobs table, unquoted.
 func (d *Driver) Table() string { return d.table }
 
 // Executor returns an executor that runs each operation on the driver's own

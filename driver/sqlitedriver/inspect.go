@@ -32,14 +32,14 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	suffix := q.ListSuffix(p, p.AfterID)
 	res := &driver.JobListResult{}
 	err := e.read(ctx, "list", func(r runner) error {
-		rows, err := r.query(ctx, "SELECT "+columns+" FROM "+e.d.table+" "+q.Where()+suffix, q.Args...)
+		rows, err := r.query(ctx, "SELECT "+columns+" FROM "+e.d.sqlTable()+" "+q.Where()+suffix, q.Args...)
 		if err != nil {
 			return err
 		}
 		if res.Jobs, err = scanRows(rows); err != nil {
 			return err
 		}
-		return r.queryRow(ctx, "SELECT count(*) FROM "+e.d.table+" "+count.Where(), count.Args, &res.Total)
+		return r.queryRow(ctx, "SELECT count(*) FROM "+e.d.sqlTable()+" "+count.Where(), count.Args, &res.Total)
 	})
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	done.AddTime("finalized_at >= ", p.Since)
 	st := &driver.JobStats{}
 	err := e.read(ctx, "stats", func(r runner) error {
-		for _, c := range q.CountsBy(e.d.table) {
+		for _, c := range q.CountsBy(e.d.sqlTable()) {
 			if err := r.counts(ctx, c, st); err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	count(*) FILTER (WHERE status = 'failed'),
 	count(*) FILTER (WHERE status = 'completed' AND attempted_at IS NOT NULL),
 	coalesce(avg(finalized_at - attempted_at) FILTER (WHERE status = 'completed'), 0)
-FROM `+e.d.table+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &timed, &avg)
+FROM `+e.d.sqlTable()+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &timed, &avg)
 		if err != nil || timed == 0 {
 			return err
 		}
@@ -81,7 +81,7 @@ FROM `+e.d.table+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &timed, &
 		// The nearest rank of the 95th percentile among n is ceil(0.95 n).
 		var p95 int64
 		rank := done.Arg((timed*95+99)/100 - 1)
-		err = r.queryRow(ctx, `SELECT finalized_at - attempted_at AS d FROM `+e.d.table+" "+done.Where()+
+		err = r.queryRow(ctx, `SELECT finalized_at - attempted_at AS d FROM `+e.d.sqlTable()+" "+done.Where()+
 			` AND attempted_at IS NOT NULL ORDER BY d LIMIT 1 OFFSET `+rank, done.Args, &p95)
 		st.P95Duration = time.Duration(p95) * time.Microsecond
 		return err

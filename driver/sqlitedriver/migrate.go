@@ -66,7 +66,7 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 			_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
 		}
 	}()
-	migrations := d.table + "_migrations"
+	migrations := quoteIdent(d.table + "_migrations")
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrations+` (
 	version    INTEGER NOT NULL PRIMARY KEY,
 	applied_at INTEGER NOT NULL
@@ -77,7 +77,7 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 	if err != nil {
 		return err
 	}
-	r := strings.NewReplacer("{t}", d.table)
+	r := migrationReplacer(d.table)
 	for _, m := range ms {
 		if applied[m.Version] {
 			continue
@@ -94,6 +94,24 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 	return err
 }
 
+// indexSuffixes are the suffixes of the names derived from the jobs
+// table's: each of its indexes, and the table of client records, is named
+// <table>_suffix.
+var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx", "clients"}
+
+// migrationReplacer fills in a migration's placeholders for the jobs table
+// named table: {t} is the quoted table, {t_suffix} the quoted name
+// <table>_suffix of one of its indexes.
+func migrationReplacer(table string) *strings.Replacer {
+	pairs := []string{"{t}", quoteIdent(table)}
+	for _, suffix := range indexSuffixes {
+		pairs = append(pairs, "{t_"+suffix+"}", quoteIdent(table+"_"+suffix))
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// appliedVersions returns the versions recorded in the migrations table
+// (quoted).
 func appliedVersions(ctx context.Context, conn *sql.Conn, table string) (map[int]bool, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT version FROM `+table)
 	if err != nil {

@@ -2,9 +2,11 @@ package sqlitedriver_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,6 +79,71 @@ func TestCustomTable(t *testing.T) {
 	other := sqlitedriver.New(db)
 	require.NoError(t, other.Migrate(t.Context()))
 	require.Empty(t, claim(t, other.Executor(), "c", 10))
+}
+
+// TestKeywordTable runs every operation on jobs tables named after SQL
+// keywords, which are plain identifiers and so valid table names.
+func TestKeywordTable(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"select", "order", "group", "table", "Index", "where"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d, db := newDriver(t, 0, sqlitedriver.WithTable(name))
+			require.NoError(t, d.Migrate(t.Context()), "a second migration")
+			require.Equal(t, name, d.Table())
+			var objs string
+			require.NoError(t, db.QueryRowContext(t.Context(), `SELECT group_concat(type || ' ' || name, ', ' ORDER BY name)
+FROM sqlite_schema WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite%'`).Scan(&objs))
+			require.Equal(t, fmt.Sprintf("table %[1]s, index %[1]s_claim_idx, table %[1]s_clients, "+
+				"index %[1]s_counts_idx, index %[1]s_finalized_idx, index %[1]s_lease_idx, "+
+				"table %[1]s_migrations, index %[1]s_status_idx, index %[1]s_unique_key_idx", name), objs)
+			var versions int
+			require.NoError(t, db.QueryRowContext(t.Context(),
+				`SELECT count(*) FROM "`+name+`_migrations"`).Scan(&versions))
+			require.Equal(t, migrationFiles(t), versions)
+
+			ex := d.Executor()
+			jobs := []*driver.JobInsert{newJob(func(j *driver.JobInsert) { j.UniqueKey = "u" })}
+			for range 5 { // enough to share columns in one statement
+				jobs = append(jobs, newJob())
+			}
+			res := insert(t, ex, jobs...)
+			require.True(t, insert(t, ex, newJob(func(j *driver.JobInsert) { j.UniqueKey = "u" }))[0].Duplicate)
+			claimed := claim(t, ex, "c", 10)
+			require.Len(t, claimed, len(jobs))
+			get(t, ex, res[0].Job.ID)
+			ctx := t.Context()
+			n, err := ex.JobHeartbeat(ctx, &driver.JobHeartbeatParams{ClientID: "c", LockedUntil: base.Add(time.Second)})
+			require.NoError(t, err)
+			require.Equal(t, len(jobs), n)
+			ok, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{
+				ID: claimed[0].ID, Attempt: claimed[0].Attempt, LockedBy: "c",
+				Status: driver.StatusCompleted, FinalizedAt: base,
+			}}})
+			require.NoError(t, err)
+			require.Equal(t, []bool{true}, ok)
+			rescued, err := ex.JobRescue(ctx, &driver.JobRescueParams{Now: base.Add(time.Hour), Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, rescued, len(jobs)-1)
+
+			// The operations API names the table and its client records too.
+			list, err := ex.JobList(ctx, &driver.JobListParams{Limit: 100})
+			require.NoError(t, err)
+			require.Len(t, list.Jobs, len(jobs))
+			stats, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: base.Add(-time.Hour)})
+			require.NoError(t, err)
+			require.NotNil(t, stats)
+			cancelled, err := ex.JobCancel(ctx, &driver.JobActParams{IDs: []string{rescued[0].ID}, Now: base})
+			require.NoError(t, err)
+			require.Len(t, cancelled, 1)
+			_, err = ex.JobClean(ctx, &driver.JobCleanParams{Status: driver.StatusCompleted, Before: base.Add(time.Hour), Limit: 10})
+			require.NoError(t, err)
+			require.NoError(t, ex.ClientRecord(ctx, &driver.ClientRecordParams{Client: driver.ClientRow{ID: "c", StartedAt: base, SeenAt: base}}))
+			clients, err := ex.ClientList(ctx, &driver.ClientListParams{})
+			require.NoError(t, err)
+			require.Len(t, clients, 1)
+		})
+	}
 }
 
 func TestInvalidTable(t *testing.T) {

@@ -16,11 +16,11 @@ func (e *executor) ClientRecord(ctx context.Context, p *driver.ClientRecordParam
 	}
 	c := p.Client
 	topics, queues := rowcodec.ClientNames(&c)
-	upsert := `INSERT INTO ` + e.d.table + `_clients (id, host, pid, topics, queues, started_at, seen_at)
+	upsert := `INSERT INTO ` + e.d.sqlClients() + ` (id, host, pid, topics, queues, started_at, seen_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, topics = excluded.topics,
 	queues = excluded.queues, seen_at = excluded.seen_at`
-	prune := `DELETE FROM ` + e.d.table + `_clients WHERE seen_at < ? AND id <> ?`
+	prune := `DELETE FROM ` + e.d.sqlClients() + ` WHERE seen_at < ? AND id <> ?`
 	return e.writeTx(ctx, "record client", []string{upsert, prune}, func(r runner) error {
 		if _, err := r.exec(ctx, upsert, c.ID, c.Host, c.PID, topics, queues, micros(c.StartedAt), micros(c.SeenAt)); err != nil {
 			return err
@@ -41,7 +41,7 @@ func (e *executor) ClientList(ctx context.Context, p *driver.ClientListParams) (
 	out := []*driver.ClientRow{}
 	err := e.read(ctx, "list clients", func(r runner) error {
 		rows, err := r.query(ctx, `SELECT id, host, pid, topics, queues, started_at, seen_at
-FROM `+e.d.table+`_clients WHERE seen_at >= ? ORDER BY id`, micros(p.SeenSince))
+FROM `+e.d.sqlClients()+` WHERE seen_at >= ? ORDER BY id`, micros(p.SeenSince))
 		if err != nil {
 			return err
 		}
@@ -75,7 +75,7 @@ func (e *executor) ClientForget(ctx context.Context, p *driver.ClientForgetParam
 		return errors.New("sqlitedriver: forget client: nil params")
 	}
 	return e.write(ctx, "forget client", func(r runner) error {
-		_, err := r.exec(ctx, `DELETE FROM `+e.d.table+`_clients WHERE id = ?`, p.ID)
+		_, err := r.exec(ctx, `DELETE FROM `+e.d.sqlClients()+` WHERE id = ?`, p.ID)
 		return err
 	})
 }

@@ -32,7 +32,7 @@ const (
 	insertSharedMin = 4
 )
 
-// queries holds the driver's SQL, with the table name filled in.
+// queries holds the driver's SQL, with the quoted table name filled in.
 type queries struct {
 	// insertRows[i] inserts 1<<i jobs without a unique key.
 	insertRows []string
@@ -50,7 +50,9 @@ type queries struct {
 	get             string
 }
 
+// newQueries returns the driver's SQL for the jobs table named table.
 func newQueries(table string) *queries {
+	table = quoteIdent(table)
 	r := strings.NewReplacer("{t}", table, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 	q := &queries{
 		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
@@ -131,8 +133,15 @@ func appendError(elem string) string {
 	END)`
 }
 
-// insertRowsSQL returns a statement inserting n jobs, eight variables each:
-// id, topic, queue, priority, payload, max_retries, run_at, created_at.
+// quoteIdent returns name quoted as an SQL identifier, so that a name that
+// is also a keyword (such as "order") is read as a name.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// insertRowsSQL returns a statement inserting n jobs into table (quoted),
+// eight variables each: id, topic, queue, priority, payload, max_retries,
+// run_at, created_at.
 func insertRowsSQL(table string, n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
@@ -147,10 +156,10 @@ func insertRowsSQL(table string, n int) string {
 	return b.String()
 }
 
-// insertSharedSQL returns a statement inserting n jobs that share all
-// columns but two: id and payload for each job, then topic, queue,
-// priority, max_retries, run_at and created_at once. Every variable is
-// anonymous, so each binds in the order it appears.
+// insertSharedSQL returns a statement inserting n jobs into table (quoted)
+// that share all columns but two: id and payload for each job, then topic,
+// queue, priority, max_retries, run_at and created_at once. Every variable
+// is anonymous, so each binds in the order it appears.
 func insertSharedSQL(table string, n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
@@ -210,3 +219,9 @@ func (c *stmtCache) lookup(query string) *sql.Stmt {
 	defer c.mu.Unlock()
 	return c.m[query]
 }
+
+// sqlTable returns the jobs table's name quoted for SQL.
+func (d *Driver) sqlTable() string { return quoteIdent(d.table) }
+
+// sqlClients returns the client records table's name quoted for SQL.
+func (d *Driver) sqlClients() string { return quoteIdent(d.table + "_clients") }

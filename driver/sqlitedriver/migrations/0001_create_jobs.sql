@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS {t} (
 -- Claims walk pending jobs of one queue in claim order; topic rides along so
 -- the walk never reads the table to filter by it. Finished and processing
 -- jobs are not in the index, so they never slow a claim.
-CREATE INDEX IF NOT EXISTS {t}_claim_idx
+CREATE INDEX IF NOT EXISTS {t_claim_idx}
 	ON {t} (queue, priority, run_at, id, topic)
 	WHERE status = 'pending';
 
@@ -34,11 +34,11 @@ CREATE INDEX IF NOT EXISTS {t}_claim_idx
 -- same few rows for a client's jobs. A second index on locked_by would cost
 -- every claim and every completion more than it saves the heartbeat, which
 -- runs every few seconds over the jobs in flight only.
-CREATE INDEX IF NOT EXISTS {t}_lease_idx
+CREATE INDEX IF NOT EXISTS {t_lease_idx}
 	ON {t} (locked_until)
 	WHERE status = 'processing';
 
 -- At most one live job per unique key.
-CREATE UNIQUE INDEX IF NOT EXISTS {t}_unique_key_idx
+CREATE UNIQUE INDEX IF NOT EXISTS {t_unique_key_idx}
 	ON {t} (unique_key)
 	WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing');

@@ -5,18 +5,18 @@
 -- few). Queue and topic are keys too, so a filter on them is checked in the
 -- index before any row is read. Processing jobs are left to the lease
 -- index: heartbeats and rescues must never be tempted by this one.
-CREATE INDEX IF NOT EXISTS {t}_status_idx
+CREATE INDEX IF NOT EXISTS {t_status_idx}
 	ON {t} (status, id, queue, topic)
 	WHERE status <> 'processing';
 
 -- Counting jobs by status, queue and topic (Stats, and the totals of a
 -- filtered List) reads this index alone, in group order, never the table.
-CREATE INDEX IF NOT EXISTS {t}_counts_idx
+CREATE INDEX IF NOT EXISTS {t_counts_idx}
 	ON {t} (status, queue, topic)
 	WHERE status <> 'processing';
 
 -- Outcomes over a recent window, and retention, find finished jobs by
 -- status and when they finished.
-CREATE INDEX IF NOT EXISTS {t}_finalized_idx
+CREATE INDEX IF NOT EXISTS {t_finalized_idx}
 	ON {t} (status, finalized_at)
 	WHERE finalized_at IS NOT NULL;

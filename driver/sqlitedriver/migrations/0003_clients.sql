@@ -1,7 +1,7 @@
 -- Clients record themselves here while they run, so that operators can see
 -- who is alive and what each works. topics and queues are JSON arrays of
 -- strings; times are INTEGER microseconds since the Unix epoch, UTC.
-CREATE TABLE IF NOT EXISTS {t}_clients (
+CREATE TABLE IF NOT EXISTS {t_clients} (
 	id         TEXT    NOT NULL PRIMARY KEY,
 	host       TEXT    NOT NULL,
 	pid        INTEGER NOT NULL,
