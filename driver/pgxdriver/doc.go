@@ -62,7 +62,7 @@
 // package, named NNNN_description.sql, one per version. They contain
 // placeholders: {t} for the table's quoted, qualified name, {t_clients}
 // for the qualified table of client records, {t_claim_idx}, {t_lease_idx},
-// {t_unique_key_idx}, {t_status_idx}, {t_counts_idx}, {t_finalized_idx}
+// {t_unique_key_idx}, {t_status_idx}, {t_finalized_idx}
 // for its indexes' names as CREATE INDEX takes them, and {q_lease_idx} (and
 // so on) for the same names qualified by the schema, as DROP INDEX takes
 // them.

@@ -49,7 +49,7 @@ func loadMigrations() ([]migration.Migration, error) {
 // takes it, and {q_suffix} the same name qualified, as DROP INDEX takes it.
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable()}
-	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
+	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
 		name := d.table + "_" + suffix
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}

@@ -70,7 +70,7 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	}
 	require.Contains(t, all, `"app"."jobs" (`)
 	require.Contains(t, all, `"app"."jobs_clients" (`)
-	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx"} {
+	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
 		require.Contains(t, all, `"jobs_`+idx+`"`)
 	}
 	require.Contains(t, ms["0001_create_jobs.sql"], `"jobs_claim_idx"`)
