@@ -97,7 +97,7 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 // indexSuffixes are the suffixes of the names derived from the jobs
 // table's: each of its indexes, and the table of client records, is named
 // <table>_suffix.
-var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "clients"}
+var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx", "finalized_idx", "clients"}
 
 // migrationReplacer fills in a migration's placeholders for the jobs table
 // named table: {t} is the quoted table, {t_suffix} the quoted name

@@ -95,7 +95,7 @@ func TestKeywordTable(t *testing.T) {
 			require.NoError(t, db.QueryRowContext(t.Context(), `SELECT group_concat(type || ' ' || name, ', ' ORDER BY name)
 FROM sqlite_schema WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite%'`).Scan(&objs))
 			require.Equal(t, fmt.Sprintf("table %[1]s, index %[1]s_claim_idx, table %[1]s_clients, "+
-				"index %[1]s_finalized_idx, index %[1]s_lease_idx, "+
+				"index %[1]s_counts_idx, index %[1]s_finalized_idx, index %[1]s_lease_idx, "+
 				"table %[1]s_migrations, index %[1]s_status_idx, index %[1]s_unique_key_idx", name), objs)
 			var versions int
 			require.NoError(t, db.QueryRowContext(t.Context(),
