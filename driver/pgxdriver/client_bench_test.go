@@ -69,7 +69,9 @@ func burnDown(b *testing.B, n, finished, workers int) {
 		}
 		backlog(b, pool, n, "pending")
 		b.StartTimer()
+		stop := clientbench.PeakRSS()
 		clientbench.BurnDown(b, d, n, 0, workers)
+		b.ReportMetric(stop(), "rss_MiB")
 	}
 }
 

@@ -138,6 +138,10 @@ type laterNotifier struct {
 	sending bool
 }
 
+// notifyLaterSQL is notifySQL in a transaction that commits asynchronously.
+const notifyLaterSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, q)
+FROM unnest($2::text[]) AS q`
+
 // notifyLaterTimeout bounds one NOTIFY sent after an insert.
 const notifyLaterTimeout = 10 * time.Second
 
@@ -183,7 +187,9 @@ func (d *Driver) notifyLater(queues []string) {
 			clear(n.pending)
 			n.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), notifyLaterTimeout)
-			_, _ = d.pool.Exec(ctx, d.q.notify, d.q.channel, queues) // a hint: polling covers a loss
+			// A hint, so polling covers a loss, and nothing to flush: the
+			// transaction commits without waiting for its WAL record.
+			_, _ = d.pool.Exec(ctx, notifyLaterSQL, d.q.channel, queues)
 			cancel()
 		}
 	}()
