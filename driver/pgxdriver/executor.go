@@ -59,23 +59,29 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
 
-// lazyCommitSQL makes the transaction it runs in commit without waiting for
-// its WAL record to reach disk (see [executor.queryLazy]), and plan its
-// statements for their actual arguments: a generic plan cannot know how
-// many jobs a batch holds.
-const lazyCommitSQL = "SELECT set_config('synchronous_commit', 'off', true), " +
-	"set_config('plan_cache_mode', 'force_custom_plan', true)"
+// customPlanSQL has the statements of the transaction it runs in planned
+// for their actual arguments: a generic plan cannot know how many jobs a
+// batch holds. lazyCommitSQL also makes the transaction commit without
+// waiting for its WAL record to reach disk.
+const (
+	customPlanSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
+	lazyCommitSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), " +
+		"set_config('synchronous_commit', 'off', true)"
+)
 
-// queryLazy runs one statement that writes, and passes its rows to scan. On
-// the pool, the statement's transaction commits asynchronously: it is sent
-// in one round trip with lazyCommitSQL, and both run in the implicit
-// transaction of a single Sync. Only the client's own bookkeeping goes this
-// way (claims, and the outcomes the client writes for its workers): if the server crashes before the WAL reaches disk, the last
-// such writes are lost and their jobs run again, which at-least-once
-// delivery allows; a job is never lost. Enqueues, and Ack and Nack in a
-// caller's transaction, keep the durability the database gives them. In a
-// caller's transaction the statement runs as it is.
-func (e *executor) queryLazy(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error) error {
+// queryBatch runs one statement that writes, and passes its rows to scan.
+// On the pool, it is sent in one round trip after customPlanSQL, or after
+// lazyCommitSQL when lazy, and both run in the implicit transaction of a
+// single Sync. In a caller's transaction the statement runs as it is.
+//
+// Only claims commit lazily. If the server crashes before a claim's WAL
+// reaches disk, the claim is forgotten and the job is pending again: it
+// runs again, which at-least-once delivery allows, and the forgotten
+// attempt's Ack finds the job no longer held and changes nothing.
+// Completions stay durable: a completion the client believed written and
+// the server forgot would leave the job processing under a live client
+// whose heartbeat keeps extending its lease.
+func (e *executor) queryBatch(ctx context.Context, sql string, args []any, lazy bool, scan func(pgx.Rows) error) error {
 	if e.inTx {
 		rows, err := e.db.Query(ctx, sql, args...)
 		if err != nil {
@@ -84,7 +90,11 @@ func (e *executor) queryLazy(ctx context.Context, sql string, args []any, scan f
 		return scan(rows)
 	}
 	b := &pgx.Batch{}
-	b.Queue(lazyCommitSQL)
+	if lazy {
+		b.Queue(lazyCommitSQL)
+	} else {
+		b.Queue(customPlanSQL)
+	}
 	b.Queue(sql, args...).Query(scan)
 	return e.db.SendBatch(ctx, b).Close()
 }
