@@ -20,4 +20,3 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 // its plan.
 func (d *Driver) FinalizeQuery() string { return d.q.finalize }
 
-var FinalizeArgs = finalizeArgs
