@@ -19,4 +19,3 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 // FinalizeQuery returns the driver's finalize SQL, for tests that check
 // its plan.
 func (d *Driver) FinalizeQuery() string { return d.q.finalize }
-
