@@ -2,8 +2,12 @@ package pgxdriver
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -36,8 +40,8 @@ type insertReq struct {
 // insert that arrives when nothing runs goes at once, alone. A leader leads
 // until its own insert is done, then hands the lead to the oldest insert
 // still queued, so no caller works for others for long. If a group's
-// statement fails, each insert of it runs again on its own, so one bad
-// insert (a duplicate ID, say) fails only its own caller.
+// statement is rejected for its data, each insert of it runs again on its
+// own, so one bad insert (a duplicate ID, say) fails only its own caller.
 type combiner struct {
 	mu      sync.Mutex
 	pending []*insertReq
@@ -134,7 +138,25 @@ func (e *executor) runGroup() {
 	}
 	slices.Sort(queues)
 	queues = slices.Compact(queues)
-	if len(jobs) == 0 || e.insertGroup(ctx, jobs, queues) == nil {
+	if len(jobs) == 0 {
+		return
+	}
+	err := e.insertGroup(ctx, jobs, queues)
+	if err == nil {
+		return
+	}
+	// Only the server rejecting the data (a duplicate ID, say) says that
+	// nothing was stored, and that one member may be to blame: run each
+	// alone. Any other failure (a connection lost around the commit, a
+	// timeout) may have come after the group was stored, so every member
+	// gets it as it is, as a lone insert would.
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || (!strings.HasPrefix(pgErr.Code, "22") && !strings.HasPrefix(pgErr.Code, "23")) {
+		for _, req := range group {
+			if req.err == nil {
+				req.err = err
+			}
+		}
 		return
 	}
 	for _, req := range group {

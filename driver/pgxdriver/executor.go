@@ -61,27 +61,20 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 
 // customPlanSQL has the statements of the transaction it runs in planned
 // for their actual arguments: a generic plan cannot know how many jobs a
-// batch holds. lazyCommitSQL also makes the transaction commit without
-// waiting for its WAL record to reach disk.
-const (
-	customPlanSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
-	lazyCommitSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), " +
-		"set_config('synchronous_commit', 'off', true)"
-)
+// batch holds.
+const customPlanSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
 
 // queryBatch runs one statement that writes, and passes its rows to scan.
-// On the pool, it is sent in one round trip after customPlanSQL, or after
-// lazyCommitSQL when lazy, and both run in the implicit transaction of a
-// single Sync. In a caller's transaction the statement runs as it is.
+// On the pool, it is sent in one round trip after customPlanSQL, and both
+// run in the implicit transaction of a single Sync. In a caller's
+// transaction the statement runs as it is.
 //
-// Only claims commit lazily. If the server crashes before a claim's WAL
-// reaches disk, the claim is forgotten and the job is pending again: it
-// runs again, which at-least-once delivery allows, and the forgotten
-// attempt's Ack finds the job no longer held and changes nothing.
-// Completions stay durable: a completion the client believed written and
-// the server forgot would leave the job processing under a live client
-// whose heartbeat keeps extending its lease.
-func (e *executor) queryBatch(ctx context.Context, sql string, args []any, lazy bool, scan func(pgx.Rows) error) error {
+// Claims and completions commit durably. A claim a crashed server forgot
+// would leave the job pending at its previous attempt; claimed again by
+// the same client, it would carry the same (ID, attempt, client) as the
+// forgotten claim, and the forgotten attempt's outcome could end the new
+// one.
+func (e *executor) queryBatch(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error) error {
 	if e.inTx {
 		rows, err := e.db.Query(ctx, sql, args...)
 		if err != nil {
@@ -90,11 +83,7 @@ func (e *executor) queryBatch(ctx context.Context, sql string, args []any, lazy 
 		return scan(rows)
 	}
 	b := &pgx.Batch{}
-	if lazy {
-		b.Queue(lazyCommitSQL)
-	} else {
-		b.Queue(customPlanSQL)
-	}
+	b.Queue(customPlanSQL)
 	b.Queue(sql, args...).Query(scan)
 	return e.db.SendBatch(ctx, b).Close()
 }

@@ -26,7 +26,7 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit}, true,
+	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
@@ -63,7 +63,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, false, func(rows pgx.Rows) error {
+	err = e.queryBatch(ctx, e.d.q.finalize, args, func(rows pgx.Rows) error {
 		var ord int64
 		_, err := pgx.ForEachRow(rows, []any{&ord}, func() error {
 			matched[index[ord-1]] = true
