@@ -3,6 +3,8 @@ package systems
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/mikestefanello/backlite"
@@ -34,7 +36,15 @@ const (
 type backliteSystem struct {
 	db     *sql.DB
 	client *backlite.Client
+	// cancel ends the context the dispatcher was started with.
+	cancel context.CancelFunc
 }
+
+// backliteStopGrace is how long Stop waits for backlite's graceful stop
+// before ending the dispatcher's context. backlite's Stop waits for every
+// worker's token to come back, and now and then one never does (seen in
+// about one quick run in ten), so it would wait out any deadline.
+const backliteStopGrace = 2 * time.Second
 
 // newBacklite opens the database as backlite's README does: sql.Open with
 // the default pool.
@@ -92,13 +102,23 @@ func (s *backliteSystem) Open(_ context.Context, tuned bool, work func(int64)) e
 // Start runs the dispatcher until Stop: backlite stops it hard when the
 // context given to Start ends.
 func (s *backliteSystem) Start(context.Context) error {
-	s.client.Start(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.client.Start(ctx)
 	return nil
 }
 
+// Stop stops the dispatcher gracefully, or after backliteStopGrace hard;
+// the figures count finished tasks from the database either way.
 func (s *backliteSystem) Stop(ctx context.Context) error {
-	if !s.client.Stop(ctx) {
-		return context.DeadlineExceeded
+	defer s.cancel()
+	grace, cancel := context.WithTimeout(ctx, backliteStopGrace)
+	defer cancel()
+	if !s.client.Stop(grace) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "# backlite: Stop did not return within %s; stopped hard\n", backliteStopGrace)
 	}
 	return nil
 }
