@@ -63,16 +63,31 @@ func (d *Driver) Maintain(ctx context.Context, logger *slog.Logger) {
 	if d.err != nil || d.vacuum.off {
 		return
 	}
-	if !d.mayVacuum(ctx, logger) {
-		return
-	}
 	ticker := time.NewTicker(d.vacuum.every)
 	defer ticker.Stop()
+	known, warned := false, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		}
+		if !known {
+			// Until the question is answered (the database may be
+			// down, or the table not migrated yet), ask again each round.
+			may, err := d.mayVacuum(ctx, logger)
+			if err != nil {
+				if ctx.Err() == nil && !warned {
+					warned = true
+					logger.Warn("sluice: cannot tell yet whether the jobs table may be vacuumed; will ask again",
+						"table", d.Table(), "error", err)
+				}
+				continue
+			}
+			if !may {
+				return
+			}
+			known = true
 		}
 		if err := d.vacuumIfDue(ctx, logger); err != nil && ctx.Err() == nil {
 			logger.Warn("sluice: vacuuming the jobs table failed", "table", d.Table(), "error", err)
@@ -82,23 +97,19 @@ func (d *Driver) Maintain(ctx context.Context, logger *slog.Logger) {
 
 // mayVacuum reports whether the current user may vacuum the jobs table,
 // logging why not when it may not.
-func (d *Driver) mayVacuum(ctx context.Context, logger *slog.Logger) bool {
+func (d *Driver) mayVacuum(ctx context.Context, logger *slog.Logger) (bool, error) {
 	var owner bool
 	err := d.pool.QueryRow(ctx, `SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class AS c
 WHERE c.oid = $1::regclass`, d.Table()).Scan(&owner)
 	if err != nil {
-		if ctx.Err() == nil {
-			logger.Warn("sluice: cannot tell whether the jobs table may be vacuumed; not vacuuming it",
-				"table", d.Table(), "error", err)
-		}
-		return false
+		return false, err
 	}
 	if !owner {
 		logger.Warn("sluice: the database user does not own the jobs table, so the client cannot vacuum it; "+
 			"make sure autovacuum keeps up, or pass pgxdriver.WithoutVacuum to silence this",
 			"table", d.Table())
 	}
-	return owner
+	return owner, nil
 }
 
 // vacuumIfDue vacuums the jobs table if its dead tuples call for it.

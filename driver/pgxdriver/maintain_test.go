@@ -72,3 +72,24 @@ func TestWithoutVacuumNeverVacuums(t *testing.T) {
 	require.NoError(t, ctx.Err())
 	require.Zero(t, vacuums(t, schema))
 }
+
+// A client that starts before its table exists (another process is still
+// migrating, say) vacuums it once it does.
+func TestMaintainStartedBeforeTheTableExists(t *testing.T) {
+	t.Parallel()
+	pool, schema := dbtest.Pool(t)
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(schema),
+		pgxdriver.WithVacuumPolicy(20*time.Millisecond, 100, 0))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Maintain(ctx, quiet) }()
+	t.Cleanup(func() { cancel(); <-done })
+	time.Sleep(100 * time.Millisecond) // a few rounds without a table
+	require.NoError(t, d.Migrate(t.Context()))
+	_, err := d.Executor().JobInsertMany(t.Context(), params(jobs(300, "default")))
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `UPDATE sluice_jobs SET priority = 2`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return vacuums(t, schema) > 0 }, 30*time.Second, 50*time.Millisecond,
+		"the table was never vacuumed")
+}
