@@ -27,18 +27,21 @@ type runningJob struct {
 }
 
 // track records jr as running under cancel until the returned function is
-// called.
+// called; calling it again does nothing.
 func (rj *runningJobs) track(jr *jobRun, cancel context.CancelCauseFunc) (untrack func()) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	if rj.jobs == nil {
 		rj.jobs = make(map[string]*runningJob)
 	}
-	rj.jobs[jr.row.ID] = &runningJob{jr: jr, cancel: cancel}
+	j := &runningJob{jr: jr, cancel: cancel}
+	rj.jobs[jr.row.ID] = j
 	return func() {
 		rj.mu.Lock()
 		defer rj.mu.Unlock()
-		delete(rj.jobs, jr.row.ID)
+		if rj.jobs[jr.row.ID] == j { // not a later run of the same job
+			delete(rj.jobs, jr.row.ID)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/internal/completer"
 	"github.com/sluicehq/sluice/internal/fetcher"
 	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/pool"
 )
 
 // stopGrace is how long, after a job's context is cancelled, the client
@@ -25,6 +26,8 @@ type run struct {
 	lockedBy  string
 	fetchers  map[string]*fetcher.Fetcher
 	completer *completer.Completer
+	// pool runs the claimed jobs of every queue.
+	pool *pool.Pool[claimed]
 
 	// fetchCtx ends when fetching stops; maintCtx when heartbeat and rescue
 	// stop; jobsCtx is the parent of every job context and ends when Stop
@@ -45,6 +48,17 @@ type run struct {
 	cancelFirst bool
 	running     runningJobs
 }
+
+// claimed is a job claimed by one of the run's fetchers, prepared and
+// handed to the pool.
+type claimed struct {
+	f  *fetcher.Fetcher
+	jr *jobRun
+}
+
+// poolIdle is how long a pool goroutine waits for its next job before it
+// ends.
+const poolIdle = 5 * time.Second
 
 func (r *run) wake(queue string, committed bool) {
 	if f := r.fetchers[queue]; f != nil {
@@ -121,6 +135,7 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 	r.fetchCtx, r.stopFetch = context.WithCancel(base)
 	r.maintCtx, r.stopMaint = context.WithCancel(base)
 	r.jobsCtx, r.cancelJobs = context.WithCancelCause(base)
+	r.pool = pool.New(poolIdle, func(j claimed) bool { return c.execute(r, j.f, j.jr) })
 	capacity := 0
 	for name, q := range c.cfg.Queues {
 		if q.MaxWorkers == 0 {
@@ -139,7 +154,8 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 			Clock:         func() time.Time { return c.now() },
 			Logger:        c.cfg.Logger,
 			Start: func(row *driver.JobRow) {
-				r.jobsWG.Go(func() { c.execute(r, f, row) })
+				r.jobsWG.Add(1)
+				r.pool.Go(claimed{f: f, jr: c.prepare(r, row)})
 			},
 		})
 		r.fetchers[name] = f
@@ -231,6 +247,7 @@ func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) er
 	r.stopMaint()
 	r.maintWG.Wait()
 	r.cancelJobs(errStopping)
+	r.pool.Close()
 	c.cfg.Logger.Debug("sluice: client stopped", "client_id", r.lockedBy)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -25,11 +26,39 @@ const (
 // transaction and then returned nil, but the transaction did not commit.
 var errNotSettled = errors.New("sluice: job was acked or nacked in a transaction that did not commit")
 
-// execute works one claimed job and queues its outcome.
-func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
+// prepare readies a job its queue's fetcher claimed: it decodes the
+// job's arguments on the fetcher's goroutine, whose stack stays grown,
+// rather than on the pool goroutine that will run it, whose stack the
+// garbage collector shrinks while it waits (decoding JSON then grows it
+// again, job after job).
+func (c *Client[TTx]) prepare(r *run, row *driver.JobRow) *jobRun {
 	jr := &jobRun{row: row, unit: c.cfg.Workers.units[row.Topic]}
-	c.emit(EventStarted, row, 0)
-	err, stopped := c.work(r, jr)
+	if jr.unit == nil {
+		jr.prepErr = fmt.Errorf("sluice: no worker for topic %q", row.Topic)
+		return jr
+	}
+	jr.prepErr = safeCall(r.jobsCtx, func(context.Context) (err error) {
+		jr.call, jr.timeout, err = jr.unit.prepare(jr)
+		return err
+	})
+	return jr
+}
+
+// execute works one prepared job on a pool goroutine and queues its
+// outcome. It returns false if the job was abandoned while its worker ran
+// (see abandon): the goroutine was released from the pool and must end.
+func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, jr *jobRun) bool {
+	c.emit(EventStarted, jr.row, 0)
+	err, stopped, ok := c.work(r, f, jr)
+	if ok {
+		c.finish(r, f, jr, err, stopped)
+	}
+	return ok
+}
+
+// finish queues the outcome of jr's run and frees its slot.
+func (c *Client[TTx]) finish(r *run, f *fetcher.Fetcher, jr *jobRun, err error, stopped bool) {
+	row := jr.row
 	if err == nil && jr.settled.Load() {
 		// If the worker's transaction committed, this finalization matches
 		// nothing; if it rolled back, so did the worker's writes.
@@ -49,25 +78,19 @@ func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, row *driver.JobRow) {
 		}
 	}})
 	f.Done()
+	r.jobsWG.Done()
 }
 
-// work runs the worker for jr and returns its error, and whether the job
-// was interrupted by Stop.
-func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
-	if jr.unit == nil {
-		return fmt.Errorf("sluice: no worker for topic %q", jr.row.Topic), false
+// work runs the worker for jr on the calling goroutine and returns its
+// error, and whether the job was interrupted by Stop. ok is false if the
+// worker ignored its context's end for longer than stopGrace and the job
+// was abandoned meanwhile: abandon has finished it instead.
+func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, stopped, ok bool) {
+	if jr.prepErr != nil {
+		return jr.prepErr, false, true
 	}
-	var (
-		call    func(context.Context) error
-		timeout time.Duration
-	)
-	if err := safeCall(r.jobsCtx, func(context.Context) (err error) {
-		call, timeout, err = jr.unit.prepare(jr)
-		return err
-	}); err != nil {
-		return err, false
-	}
-	timeout = orDefault(timeout, c.cfg.JobTimeout)
+	call := jr.call
+	timeout := orDefault(jr.timeout, c.cfg.JobTimeout)
 	var (
 		ctx    context.Context
 		cancel context.CancelFunc
@@ -77,32 +100,59 @@ func (c *Client[TTx]) work(r *run, jr *jobRun) (err error, stopped bool) {
 	} else {
 		ctx, cancel = context.WithCancel(r.jobsCtx)
 	}
-	defer cancel()
 	ctx, revoke := context.WithCancelCause(context.WithValue(ctx, jobRunKey{}, jr))
-	defer revoke(nil)
-	defer r.running.track(jr, revoke)()
-	done := make(chan error, 1)
-	go func() { done <- safeCall(ctx, call) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		select {
-		case err = <-done:
-		case <-time.After(stopGrace):
-			err = fmt.Errorf("sluice: worker did not return within %s of its context ending: %w", stopGrace, context.Cause(ctx))
-			c.cfg.Logger.Error("sluice: abandoned a worker that ignores its context",
-				"job_id", jr.row.ID, "topic", jr.row.Topic, "cause", context.Cause(ctx))
-		}
+	untrack := r.running.track(jr, revoke)
+	// Once ctx ends, the worker has stopGrace to return before the job is
+	// abandoned.
+	var grace atomic.Pointer[time.Timer]
+	unwatch := context.AfterFunc(ctx, func() {
+		grace.Store(time.AfterFunc(stopGrace, func() { c.abandon(r, f, jr, ctx, cancel, untrack) }))
+	})
+	err = safeCall(ctx, call)
+	if !jr.finished.CompareAndSwap(false, true) {
+		return nil, false, false
 	}
+	unwatch()
+	if t := grace.Load(); t != nil {
+		t.Stop()
+	}
+	untrack()
+	revoke(nil)
+	cancel()
 	// Stop interrupted the job only if it cancelled the context before the
 	// worker returned, and the worker did not ask for a snooze or a cancel.
+	return err, interrupted(ctx, err), true
+}
+
+// interrupted reports whether a worker's error err comes from Stop ending
+// its context ctx, rather than from the worker's own snooze or cancel.
+func interrupted(ctx context.Context, err error) bool {
 	var (
 		snooze    *SnoozeError
 		cancelErr *CancelError
 	)
-	stopped = err != nil && errors.Is(context.Cause(ctx), errStopping) &&
+	return err != nil && errors.Is(context.Cause(ctx), errStopping) &&
 		!errors.As(err, &snooze) && !errors.As(err, &cancelErr)
-	return err, stopped
+}
+
+// abandon finishes jr, whose worker has not returned within stopGrace of
+// its context ending, in its worker's place, unless the worker returned
+// meanwhile. The worker's goroutine is released from the pool and ends
+// whenever the worker returns.
+func (c *Client[TTx]) abandon(r *run, f *fetcher.Fetcher, jr *jobRun, ctx context.Context,
+	cancel context.CancelFunc, untrack func(),
+) {
+	if !jr.finished.CompareAndSwap(false, true) {
+		return
+	}
+	untrack()
+	cancel()
+	cause := context.Cause(ctx)
+	err := fmt.Errorf("sluice: worker did not return within %s of its context ending: %w", stopGrace, cause)
+	c.cfg.Logger.Error("sluice: abandoned a worker that ignores its context",
+		"job_id", jr.row.ID, "topic", jr.row.Topic, "cause", cause)
+	r.pool.Release()
+	c.finish(r, f, jr, err, interrupted(ctx, err))
 }
 
 // safeCall calls the worker, turning a panic into a *PanicError.

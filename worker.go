@@ -129,6 +129,12 @@ type workUnit struct {
 type jobRun struct {
 	row  *JobRow
 	unit *workUnit
+	// call works the job with its decoded arguments, under the worker's
+	// timeout; prepErr is why the job could not be prepared (no worker,
+	// arguments that do not decode), in which case call is nil.
+	call    func(context.Context) error
+	timeout time.Duration
+	prepErr error
 	// settled is set when the worker acked or nacked in its own
 	// transaction.
 	settled atomic.Bool
@@ -137,4 +143,8 @@ type jobRun struct {
 	revoked atomic.Bool
 	// result is what the worker passed to SetResult, as JSON.
 	result atomic.Pointer[[]byte]
+	// finished is set by whichever ends the run first: the worker
+	// returning, or the client abandoning a worker that ignores its
+	// context.
+	finished atomic.Bool
 }
