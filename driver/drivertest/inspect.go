@@ -30,6 +30,9 @@ func statsCases[TTx any]() []testCase[TTx] {
 		// mean and nearest-rank 95th percentile of completed jobs'
 		// durations.
 		{name: "Window", twin: true, fn: testStatsWindow[TTx]},
+		// Counts a driver keeps agree with counting the table after every
+		// kind of write, in the writing transaction, and after a rollback.
+		{name: "Kept", twin: true, fn: testStatsKept[TTx]},
 	}
 }
 

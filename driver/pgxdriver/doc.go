@@ -60,18 +60,22 @@
 //
 // The migrations are plain SQL files in the migrations directory of this
 // package, named NNNN_description.sql, one per version. They contain
-// placeholders: {t} for the table's quoted, qualified name, {t_clients}
-// for the qualified table of client records, {t_claim_idx}, {t_lease_idx},
-// {t_unique_key_idx}, {t_status_idx}, {t_finalized_idx}
-// for its indexes' names as CREATE INDEX takes them, and {q_lease_idx} (and
-// so on) for the same names qualified by the schema, as DROP INDEX takes
-// them.
+// placeholders: {t} for the table's quoted, qualified name, {t_clients},
+// {t_counts} and {t_count_log} for the qualified tables of client records
+// and counts, {t_claim_idx}, {t_lease_idx}, {t_unique_key_idx},
+// {t_status_idx}, {t_finalized_idx}, {t_failed_idx} for its indexes' names
+// as CREATE INDEX takes them, {q_lease_idx} (and so on) for the same names
+// qualified by the schema, as DROP INDEX takes them, and {f_count_ins} and
+// {n_count_ins} (and so on) for the qualified functions and the trigger
+// names of the counting triggers.
 // [Driver.Migrations] returns them with the placeholders filled in for a
 // driver's options; write those out as goose, golang-migrate or atlas
-// migrations (goose wants a "-- +goose Up" line on top, golang-migrate
-// files named NNNN_name.up.sql), and do not call Migrate. Every statement is
-// idempotent (IF NOT EXISTS), so a database migrated either way can later
-// be migrated the other.
+// migrations (goose wants a "-- +goose Up" line on top, and the functions of
+// 0005_counts.sql, whose bodies hold semicolons, between "-- +goose
+// StatementBegin" and "-- +goose StatementEnd"; golang-migrate files named
+// NNNN_name.up.sql), and do not call Migrate. Every statement is
+// idempotent (IF NOT EXISTS, OR REPLACE), so a database migrated either way
+// can later be migrated the other.
 //
 // # Inserts
 //

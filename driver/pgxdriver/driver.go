@@ -105,7 +105,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 	if pool == nil {
 		d.setErr(errors.New("pgxdriver: New: nil *pgxpool.Pool"))
 	}
-	d.q = newQueries(d.ident(d.table), d.channel())
+	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel())
 	return d
 }
 

@@ -22,8 +22,10 @@ var dialect = &filtersql.Dialect{
 	Time: func(t time.Time) any { return t },
 }
 
-// JobList reads one page of jobs and their total in one round trip. On the
-// pool both statements run in one transaction, so they see the same jobs.
+// JobList reads one page of jobs and their total in one transaction, so
+// both see the same jobs. A total over statuses, topics and queues alone is
+// read from the counts (first, so that a page that must be empty is not
+// looked for); any other is counted.
 func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*driver.JobListResult, error) {
 	const op = "list"
 	if err := e.start(ctx, op); err != nil {
@@ -45,22 +47,27 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	suffix := q.ListSuffix(p, cursor)
 	res := &driver.JobListResult{}
 	err := e.atomic(ctx, func(db dbtx) error {
-		b := &pgx.Batch{}
-		b.Queue("SELECT "+columns+" FROM "+e.d.Table()+" AS j "+q.Where()+suffix, q.Args...)
-		b.Queue("SELECT count(*) FROM "+e.d.Table()+" "+count.Where(), count.Args...)
-		br := db.SendBatch(ctx, b)
-		defer br.Close()
-		rows, err := br.Query()
+		counted := filtersql.Counted(&p.Filter)
+		if counted {
+			counts, err := e.d.tally(ctx, db, &p.Filter)
+			if err != nil {
+				return err
+			}
+			for _, c := range counts {
+				res.Total += c.Count
+			}
+			if p.AfterID == "" && p.Offset >= res.Total {
+				return nil // the page is empty: no need to look for it
+			}
+		}
+		rows, err := db.Query(ctx, "SELECT "+columns+" FROM "+e.d.Table()+" AS j "+q.Where()+suffix, q.Args...)
 		if err != nil {
 			return err
 		}
-		if res.Jobs, err = scanRows(rows); err != nil {
+		if res.Jobs, err = scanRows(rows); err != nil || counted {
 			return err
 		}
-		if err := br.QueryRow().Scan(&res.Total); err != nil {
-			return err
-		}
-		return br.Close()
+		return db.QueryRow(ctx, "SELECT count(*) FROM "+e.d.Table()+" "+count.Where(), count.Args...).Scan(&res.Total)
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
@@ -68,9 +75,10 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	return res, nil
 }
 
-// JobStats counts jobs by status, topic and queue with one GROUP BY, and
-// sums up the window's outcomes with one aggregate over the finalized
-// index.
+// JobStats reads the counts by status, topic and queue (counting the
+// table only for a filter on more than those), and sums up the window's
+// outcomes with one aggregate over the finalized index, all in one
+// transaction.
 func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*driver.JobStats, error) {
 	const op = "stats"
 	if err := e.start(ctx, op); err != nil {
@@ -85,44 +93,45 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	win.AddTime("finalized_at >= ", p.Since)
 	st := &driver.JobStats{}
 	err := e.atomic(ctx, func(db dbtx) error {
-		b := &pgx.Batch{}
-		counts := q.CountsBy(e.d.Table())
-		for _, c := range counts {
-			b.Queue(c.SQL(), c.Args...)
+		if filtersql.Counted(&p.Filter) {
+			counts, err := e.d.tally(ctx, db, &p.Filter)
+			if err != nil {
+				return err
+			}
+			st.Counts = counts
+		} else if err := e.countBy(ctx, db, q, st); err != nil {
+			return err
 		}
-		b.Queue(`SELECT count(*) FILTER (WHERE status = 'completed'),
+		var avg float64
+		var p95 int64
+		err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'),
 	count(*) FILTER (WHERE status = 'failed'),
 	coalesce(avg(d) FILTER (WHERE status = 'completed'), 0)::float8,
 	coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY d) FILTER (WHERE status = 'completed'), 0)
 FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)::bigint AS d
-	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...)
-		br := db.SendBatch(ctx, b)
-		defer br.Close()
-		for range counts {
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			var c driver.JobCount
-			_, err = pgx.ForEachRow(rows, []any{&c.Status, &c.Topic, &c.Queue, &c.Count}, func() error {
-				st.Counts = append(st.Counts, c)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		var avg float64
-		var p95 int64
-		if err := br.QueryRow().Scan(&st.Completed, &st.Failed, &avg, &p95); err != nil {
-			return err
-		}
+	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...).Scan(&st.Completed, &st.Failed, &avg, &p95)
 		st.AvgDuration = time.Duration(math.Round(avg * 1000))
 		st.P95Duration = time.Duration(p95) * time.Microsecond
-		return br.Close()
+		return err
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return st, nil
+}
+
+// countBy counts the jobs q selects by status, topic and queue, into
+// st.Counts.
+func (e *executor) countBy(ctx context.Context, db dbtx, q *filtersql.Query, st *driver.JobStats) error {
+	sql, args := q.CountsBy(e.d.Table())
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	var jc driver.JobCount
+	_, err = pgx.ForEachRow(rows, []any{&jc.Status, &jc.Topic, &jc.Queue, &jc.Count}, func() error {
+		st.Counts = append(st.Counts, jc)
+		return nil
+	})
+	return err
 }

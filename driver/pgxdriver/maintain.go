@@ -38,8 +38,9 @@ func WithoutVacuum() Option {
 	return func(d *Driver) { d.vacuum.off = true }
 }
 
-// Maintain keeps the jobs table fit for claims while a client runs, until
-// ctx ends; the client calls it (it implements driver.Maintainer).
+// Maintain keeps the jobs table fit for claims, and its counts folded,
+// while a client runs, until ctx ends; the client calls it (it implements
+// driver.Maintainer).
 //
 // Every claim and completion updates a row, and each update leaves a dead
 // row version behind, and a dead entry in the pending-jobs index that every
@@ -56,42 +57,89 @@ func WithoutVacuum() Option {
 // claims never wait for it. VACUUM only takes a lock that lets reads and
 // writes go on.
 //
+// Once a second, too, Maintain folds the log of count changes that the
+// table's triggers append to into the counts table (one client at a time;
+// the others skip the round), and every ten seconds vacuums the log if it
+// folded anything since.
+//
 // Only the table's owner (or a superuser) may vacuum it. For any other user
-// Maintain logs one warning and does nothing more; [WithoutVacuum] turns it
-// off altogether.
+// Maintain logs one warning and vacuums nothing, but still folds the
+// counts; [WithoutVacuum] turns vacuuming off altogether.
 func (d *Driver) Maintain(ctx context.Context, logger *slog.Logger) {
-	if d.err != nil || d.vacuum.off {
+	if d.err != nil {
 		return
 	}
 	ticker := time.NewTicker(d.vacuum.every)
 	defer ticker.Stop()
-	known, warned := false, false
-	for {
+	v := &vacuumer{d: d, logger: logger, off: d.vacuum.off}
+	foldWarned := false
+	for round := 1; ; round++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
-		if !known {
-			// Until the question is answered (the database may be
-			// down, or the table not migrated yet), ask again each round.
-			may, err := d.mayVacuum(ctx, logger)
-			if err != nil {
-				if ctx.Err() == nil && !warned {
-					warned = true
-					logger.Warn("sluice: cannot tell yet whether the jobs table may be vacuumed; will ask again",
-						"table", d.Table(), "error", err)
-				}
-				continue
-			}
-			if !may {
-				return
-			}
-			known = true
+		n, err := d.foldCounts(ctx)
+		if err != nil && ctx.Err() == nil && !foldWarned {
+			foldWarned = true
+			logger.Warn("sluice: folding the jobs table's counts failed; will try again", "table", d.Table(), "error", err)
 		}
-		if err := d.vacuumIfDue(ctx, logger); err != nil && ctx.Err() == nil {
-			logger.Warn("sluice: vacuuming the jobs table failed", "table", d.Table(), "error", err)
+		v.folded += n
+		v.round(ctx, round%logVacuumRounds == 0)
+	}
+}
+
+// logVacuumRounds is how many rounds of Maintain pass between vacuums of
+// the count log.
+const logVacuumRounds = 10
+
+// vacuumer is the vacuuming part of [Driver.Maintain].
+type vacuumer struct {
+	d      *Driver
+	logger *slog.Logger
+	// off is set when vacuuming is turned off, or not allowed.
+	off           bool
+	known, warned bool
+	// folded is how many count log rows were folded since the log was
+	// last vacuumed.
+	folded int64
+}
+
+// round vacuums the jobs table if it is due, and the count log too if
+// logDue and anything was folded.
+func (v *vacuumer) round(ctx context.Context, logDue bool) {
+	if v.off {
+		return
+	}
+	if !v.known {
+		// Until the question is answered (the database may be down, or
+		// the table not migrated yet), ask again each round.
+		may, err := v.d.mayVacuum(ctx, v.logger)
+		if err != nil {
+			if ctx.Err() == nil && !v.warned {
+				v.warned = true
+				v.logger.Warn("sluice: cannot tell yet whether the jobs table may be vacuumed; will ask again",
+					"table", v.d.Table(), "error", err)
+			}
+			return
 		}
+		if !may {
+			v.off = true
+			return
+		}
+		v.known = true
+	}
+	if err := v.d.vacuumIfDue(ctx, v.logger); err != nil && ctx.Err() == nil {
+		v.logger.Warn("sluice: vacuuming the jobs table failed", "table", v.d.Table(), "error", err)
+	}
+	if logDue && v.folded > 0 {
+		if _, err := v.d.pool.Exec(ctx, "VACUUM (SKIP_LOCKED) "+v.d.countLogTable()); err != nil {
+			if ctx.Err() == nil {
+				v.logger.Warn("sluice: vacuuming the count log failed", "table", v.d.countLogTable(), "error", err)
+			}
+			return
+		}
+		v.folded = 0
 	}
 }
 

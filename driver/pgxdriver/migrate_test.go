@@ -70,8 +70,14 @@ func TestMigrationsPlainSQL(t *testing.T) {
 	}
 	require.Contains(t, all, `"app"."jobs" (`)
 	require.Contains(t, all, `"app"."jobs_clients" (`)
-	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx"} {
+	require.Contains(t, all, `"app"."jobs_counts" (`)
+	require.Contains(t, all, `"app"."jobs_count_log" (`)
+	for _, idx := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "failed_idx"} {
 		require.Contains(t, all, `"jobs_`+idx+`"`)
+	}
+	for _, fn := range []string{"count_ins", "count_upd", "count_del", "count_trunc"} {
+		require.Contains(t, all, `FUNCTION "app"."jobs_`+fn+`"()`)
+		require.Contains(t, all, `TRIGGER "jobs_`+fn+`"`)
 	}
 	require.Contains(t, ms["0001_create_jobs.sql"], `"jobs_claim_idx"`)
 	require.Contains(t, ms["0004_lease_index_by_lease.sql"], `DROP INDEX IF EXISTS "app"."jobs_lease_idx"`)

@@ -131,9 +131,10 @@ type queries struct {
 	heartbeat    string
 	rescue       string
 	get          string
+	fold         string
 }
 
-func newQueries(table, channel string) *queries {
+func newQueries(table, counts, countLog, channel string) *queries {
 	r := strings.NewReplacer("{t}", table, "{cols}", columns,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
 		"{rescueErrors}", appendError("jsonb_set($2::text::jsonb, '{attempt}', to_jsonb(j.attempt))"))
@@ -148,6 +149,7 @@ func newQueries(table, channel string) *queries {
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
 		get:          fill(getSQL),
+		fold:         strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
 	}
 }
 

@@ -22,7 +22,9 @@ var dialect = &filtersql.Dialect{
 	Time: func(t time.Time) any { return micros(t) },
 }
 
-// JobList reads one page of jobs, then their total.
+// JobList reads one page of jobs and their total: from the counts for a
+// filter on statuses, topics and queues alone (first, so that a page that
+// must be empty is not looked for), else by counting.
 func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*driver.JobListResult, error) {
 	if p == nil {
 		return nil, errors.New("sqlitedriver: list: nil params")
@@ -32,11 +34,24 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	suffix := q.ListSuffix(p, p.AfterID)
 	res := &driver.JobListResult{}
 	err := e.read(ctx, "list", func(r runner) error {
+		counted := filtersql.Counted(&p.Filter)
+		if counted {
+			var st driver.JobStats
+			if err := r.tally(ctx, e.d, &p.Filter, &st); err != nil {
+				return err
+			}
+			for _, c := range st.Counts {
+				res.Total += c.Count
+			}
+			if p.AfterID == "" && p.Offset >= res.Total {
+				return nil // the page is empty: no need to look for it
+			}
+		}
 		rows, err := r.query(ctx, "SELECT "+columns+" FROM "+e.d.sqlTable()+" "+q.Where()+suffix, q.Args...)
 		if err != nil {
 			return err
 		}
-		if res.Jobs, err = scanRows(rows); err != nil {
+		if res.Jobs, err = scanRows(rows); err != nil || counted {
 			return err
 		}
 		return r.queryRow(ctx, "SELECT count(*) FROM "+e.d.sqlTable()+" "+count.Where(), count.Args, &res.Total)
@@ -47,8 +62,9 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	return res, nil
 }
 
-// JobStats counts jobs by status, queue and topic with one GROUP BY over the
-// status index, then sums up the window's outcomes over the finalized index.
+// JobStats reads the counts by status, queue and topic (counting the table
+// only for a filter on more than those), then sums up the window's outcomes
+// over the finalized index.
 func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*driver.JobStats, error) {
 	if p == nil {
 		return nil, errors.New("sqlitedriver: stats: nil params")
@@ -62,8 +78,13 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	done.AddTime("finalized_at >= ", p.Since)
 	st := &driver.JobStats{}
 	err := e.read(ctx, "stats", func(r runner) error {
-		for _, c := range q.CountsBy(e.d.sqlTable()) {
-			if err := r.counts(ctx, c, st); err != nil {
+		if filtersql.Counted(&p.Filter) {
+			if err := r.tally(ctx, e.d, &p.Filter, st); err != nil {
+				return err
+			}
+		} else {
+			query, args := q.CountsBy(e.d.sqlTable())
+			if err := r.counts(ctx, query, args, st); err != nil {
 				return err
 			}
 		}
@@ -111,9 +132,17 @@ func (r runner) queryRow(ctx context.Context, query string, args []any, dest ...
 	return rows.Close()
 }
 
-// counts adds the rows of the counting query c to st.Counts.
-func (r runner) counts(ctx context.Context, c *filtersql.Query, st *driver.JobStats) error {
-	rows, err := r.query(ctx, c.SQL(), c.Args...)
+// tally adds the counts of the jobs f selects, which must be
+// filtersql.Counted, to st.Counts.
+func (r runner) tally(ctx context.Context, d *Driver, f *driver.JobFilter, st *driver.JobStats) error {
+	query, args := filtersql.Tally(dialect, f, d.sqlCounts())
+	return r.counts(ctx, query, args, st)
+}
+
+// counts adds the rows (status, topic, queue, count) of query to
+// st.Counts.
+func (r runner) counts(ctx context.Context, query string, args []any, st *driver.JobStats) error {
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return err
 	}

@@ -225,3 +225,6 @@ func (d *Driver) sqlTable() string { return quoteIdent(d.table) }
 
 // sqlClients returns the client records table's name quoted for SQL.
 func (d *Driver) sqlClients() string { return quoteIdent(d.table + "_clients") }
+
+// sqlCounts returns the counts table's name quoted for SQL.
+func (d *Driver) sqlCounts() string { return quoteIdent(d.table + "_counts") }

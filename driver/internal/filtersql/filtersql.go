@@ -3,7 +3,6 @@
 package filtersql
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +25,6 @@ type Dialect struct {
 type Query struct {
 	d     *Dialect
 	conds []string
-	sql   string
 	// Args are the arguments, in placeholder order.
 	Args []any
 }
@@ -35,16 +33,8 @@ type Query struct {
 func New(d *Dialect, f *driver.JobFilter) *Query {
 	q := &Query{d: d}
 	if len(f.Statuses) > 0 {
-		vals := make([]string, len(f.Statuses))
-		for i, s := range f.Statuses {
-			vals[i] = string(s)
-		}
-		q.In("status", vals)
-		if !slices.Contains(f.Statuses, driver.StatusProcessing) {
-			// Lets the planner use the status index, which leaves
-			// processing jobs out.
-			q.Cond(NotProcessing)
-		}
+		q.In("status", statuses(f.Statuses))
+		q.indexPredicates(f.Statuses)
 	}
 	q.In("topic", f.Topics)
 	q.In("queue", f.Queues)
@@ -56,10 +46,35 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	return q
 }
 
-// NotProcessing is the condition of the drivers' status index, which
-// leaves processing jobs to the lease index: a query must state it, word for
-// word, for the planner to use that index.
-const NotProcessing = "status <> 'processing'"
+// The predicates of the drivers' partial indexes over finished jobs. A
+// query must state a partial index's predicate word for word for SQLite's
+// planner to use the index, and for Postgres's to use one whose predicate
+// the query's statuses imply only through what finished means.
+const (
+	// FailedPredicate is the predicate of the index of failed and
+	// cancelled jobs by ID.
+	FailedPredicate = "status IN ('failed', 'cancelled')"
+	// FinalizedPredicate is the predicate of the index of finished jobs
+	// by status and finalization time.
+	FinalizedPredicate = "finalized_at IS NOT NULL"
+)
+
+// indexPredicates adds the predicates of the partial indexes that hold
+// every job of the statuses ss, which the selection implies, so that the
+// planner may use those indexes.
+func (q *Query) indexPredicates(ss []driver.JobStatus) {
+	failed, finished := true, true
+	for _, s := range ss {
+		failed = failed && (s == driver.StatusFailed || s == driver.StatusCancelled)
+		finished = finished && s.Finished()
+	}
+	if failed {
+		q.Cond(FailedPredicate)
+	}
+	if finished {
+		q.Cond(FinalizedPredicate)
+	}
+}
 
 // Cond adds the condition cond as it is.
 func (q *Query) Cond(cond string) {
@@ -138,20 +153,45 @@ func (q *Query) ListSuffix(p *driver.JobListParams, cursor any) string {
 	return " ORDER BY id " + dir + " LIMIT " + limit + " OFFSET " + offset
 }
 
-// CountsBy returns the two queries whose rows, together, count the jobs q
-// selects by status, topic and queue: one over the status index, one over
-// the processing jobs. table is the jobs table as the driver names it.
-func (q *Query) CountsBy(table string) [2]*Query {
-	var out [2]*Query
-	for i, cond := range []string{NotProcessing, "status = 'processing'"} {
-		c := q.Clone()
-		c.Cond(cond)
-		c.sql = "SELECT status, topic, queue, count(*) FROM " + table + " " + c.Where() +
-			" GROUP BY status, queue, topic"
-		out[i] = c
+// CountsBy returns the statement, and its arguments, that counts the jobs
+// q selects by status, topic and queue. table is the jobs table as the
+// driver names it.
+func (q *Query) CountsBy(table string) (string, []any) {
+	return "SELECT status, topic, queue, count(*) FROM " + table + " " + q.Where() +
+		" GROUP BY status, topic, queue", q.Args
+}
+
+// Counted reports whether the jobs f selects can be counted from the
+// counts a driver keeps by status, queue and topic: f selects by nothing
+// else.
+func Counted(f *driver.JobFilter) bool {
+	return f.UniqueKey == "" && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
+		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero()
+}
+
+// Tally returns a statement, and its arguments, that reads from tables
+// (each with the columns status, queue, topic and n) how many jobs f
+// selects, one row (status, topic, queue, count) per combination that has
+// any: the sum of n over every table, for tables that each hold part of
+// the counts. f must be Counted.
+func Tally(d *Dialect, f *driver.JobFilter, tables ...string) (string, []any) {
+	q := &Query{d: d}
+	q.In("status", statuses(f.Statuses))
+	q.In("topic", f.Topics)
+	q.In("queue", f.Queues)
+	parts := make([]string, len(tables))
+	for i, t := range tables {
+		// Numbered placeholders: every part reads the same arguments.
+		parts[i] = "SELECT status, topic, queue, n FROM " + t + " " + q.Where()
+	}
+	return "SELECT status, topic, queue, sum(n) FROM (" + strings.Join(parts, " UNION ALL ") +
+		") AS c GROUP BY status, topic, queue HAVING sum(n) > 0", q.Args
+}
+
+func statuses(ss []driver.JobStatus) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
 	}
 	return out
 }
-
-// SQL returns the statement CountsBy made.
-func (q *Query) SQL() string { return q.sql }
