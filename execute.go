@@ -168,7 +168,7 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 // outcome turns a worker's result into the finalization of its claim.
 func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFinalize {
 	row, now := jr.row, c.now()
-	fin := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy}
+	fin := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true

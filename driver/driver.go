@@ -24,15 +24,22 @@
 //
 // # Fencing
 //
-// A claim makes a job processing, sets LockedBy to the claiming client's ID and
-// increments Attempt. Attempt never decreases (a snooze, or a job handed back
-// by a stopping client, gives the run back by raising MaxRetries instead), so
-// (ID, Attempt) names one claim of a job for all time, and with LockedBy it
-// identifies that claim: every operation that ends or extends a claim
-// ([Executor.JobFinalize], [Executor.JobHeartbeat]) matches only rows that are
-// still processing under the same claim, and reports which rows it matched. A
-// row that was rescued, cancelled, deleted or already finalized is left as it
-// is.
+// A claim makes a job processing, sets LockedBy to the claiming client's ID,
+// AttemptedAt to the time of the claim, and increments Attempt. Attempt never
+// decreases (a snooze, or a job handed back by a stopping client, gives the
+// run back by raising MaxRetries instead), so (ID, Attempt) names one claim of
+// a job for all time, and with LockedBy and AttemptedAt it identifies that
+// claim: [Executor.JobFinalize] matches only rows that are still processing
+// under the same claim, and reports which rows it matched, and
+// [Executor.JobHeartbeat] extends only the claims of one client. A row that
+// was rescued, cancelled, deleted or already finalized is left as it is.
+//
+// AttemptedAt is part of the name for claims a database forgets: a claim
+// committed without waiting for its write to reach disk (as pgxdriver's
+// are) is lost if the server crashes, and the job, pending again at its
+// previous Attempt, may be claimed again by the same client under the same
+// (ID, Attempt, LockedBy). The new claim's AttemptedAt is later, so the lost
+// claim's outcome matches nothing.
 //
 // # Transactions and cancelled contexts
 //
@@ -363,11 +370,12 @@ type JobFinalizeParams struct {
 
 // JobFinalize ends one claim.
 type JobFinalize struct {
-	// ID, Attempt and LockedBy name the claim; the job changes only if it is
-	// still processing under this claim.
-	ID       string
-	Attempt  int
-	LockedBy string
+	// ID, Attempt, LockedBy and AttemptedAt name the claim; the job
+	// changes only if it is still processing under this claim.
+	ID          string
+	Attempt     int
+	LockedBy    string
+	AttemptedAt time.Time
 	// Status is the job's new status: completed, failed, cancelled, or
 	// pending for a retry or snooze.
 	Status JobStatus

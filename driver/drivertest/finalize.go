@@ -30,7 +30,8 @@ func finalizeCases[TTx any]() []testCase[TTx] {
 		// The claim of a rescued job cannot be finalized, neither before
 		// nor after another client claims the job again.
 		{name: "FencingRescued", twin: true, fn: testFinalizeFencingRescued[TTx]},
-		// A batch reports, in order, which items matched.
+		// A batch reports, in order, which items matched; an item matches
+		// only its claim's ID, Attempt, LockedBy and AttemptedAt.
 		{name: "Batch", twin: true, fn: testFinalizeBatch[TTx]},
 		// Finalizing in a transaction that rolls back leaves the claim.
 		{name: "Rollback", fn: testFinalizeRollback[TTx]},
@@ -234,6 +235,11 @@ func testFinalizeBatch[TTx any](h *harness[TTx], m mode) {
 	wrongClient.LockedBy = client1
 	unknown := ending(a, driver.StatusCompleted, h.at(time.Second))
 	unknown.ID = newID()
+	// The same claim but for its time: a claim the database forgot,
+	// whose job the same client claimed again at the same attempt.
+	e := h.started(client1, nil)
+	wrongTime := ending(e, driver.StatusCompleted, h.at(time.Second))
+	wrongTime.AttemptedAt = e.AttemptedAt.Add(-time.Microsecond)
 
 	matched := finalizeMode(h, m,
 		ending(a, driver.StatusCompleted, h.at(time.Second)),
@@ -241,8 +247,9 @@ func testFinalizeBatch[TTx any](h *harness[TTx], m mode) {
 		retrying(c, h.at(time.Hour), nil),
 		unknown,
 		wrongClient,
+		wrongTime,
 	)
-	require.Equal(h.t, []bool{true, false, true, false, false}, matched)
+	require.Equal(h.t, []bool{true, false, true, false, false, false}, matched)
 
 	wantA := unlocked(a, driver.StatusCompleted)
 	wantA.FinalizedAt = h.at(time.Second)
@@ -252,6 +259,7 @@ func testFinalizeBatch[TTx any](h *harness[TTx], m mode) {
 	wantC.RunAt = h.at(time.Hour)
 	h.requireStored(wantC)
 	h.requireStored(d)
+	h.requireStored(e)
 	h.requireNotFound(unknown.ID)
 }
 

@@ -249,7 +249,7 @@ func (h *harness[TTx]) rescueVia(ex driver.Executor, p *driver.JobRescueParams) 
 // ending returns an item ending row's claim with a final status at at.
 func ending(row *driver.JobRow, status driver.JobStatus, at time.Time) *driver.JobFinalize {
 	return &driver.JobFinalize{
-		ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy,
+		ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt,
 		Status: status, FinalizedAt: at,
 	}
 }
@@ -258,7 +258,7 @@ func ending(row *driver.JobRow, status driver.JobStatus, at time.Time) *driver.J
 // attempt error e (which may be nil).
 func retrying(row *driver.JobRow, runAt time.Time, e *driver.AttemptError) *driver.JobFinalize {
 	return &driver.JobFinalize{
-		ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy,
+		ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt,
 		Status: driver.StatusPending, RunAt: runAt, Error: e,
 	}
 }

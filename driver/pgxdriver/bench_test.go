@@ -98,7 +98,7 @@ func BenchmarkClaimFinalize(b *testing.B) {
 		}
 		items := make([]*driver.JobFinalize, len(rows))
 		for i, r := range rows {
-			items[i] = &driver.JobFinalize{ID: r.ID, Attempt: r.Attempt, LockedBy: r.LockedBy,
+			items[i] = &driver.JobFinalize{ID: r.ID, Attempt: r.Attempt, LockedBy: r.LockedBy, AttemptedAt: r.AttemptedAt,
 				Status: driver.StatusCompleted, FinalizedAt: now}
 		}
 		_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: items})

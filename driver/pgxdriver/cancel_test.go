@@ -25,7 +25,7 @@ func TestCancelledWhileBlocked(t *testing.T) {
 	require.Len(t, rows, 1)
 	now := rows[0].AttemptedAt
 	row := rows[0]
-	item := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: "c",
+	item := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: "c", AttemptedAt: row.AttemptedAt,
 		Status: driver.StatusCompleted, FinalizedAt: now}
 
 	locker, err := pool.Begin(ctx)
@@ -77,7 +77,7 @@ func TestForeignTx(t *testing.T) {
 	tx, err := conn.Begin(ctx)
 	require.NoError(t, err)
 	matched, err := d.UnwrapExecutor(tx).JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{
-		ID: rows[0].ID, Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted, FinalizedAt: now,
+		ID: rows[0].ID, Attempt: 1, LockedBy: "c", AttemptedAt: rows[0].AttemptedAt, Status: driver.StatusCompleted, FinalizedAt: now,
 	}}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, matched)

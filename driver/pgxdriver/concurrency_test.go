@@ -44,7 +44,7 @@ func TestConcurrentClaimers(t *testing.T) {
 					mu.Lock()
 					for i, r := range rows {
 						claimed[r.ID]++
-						items[i] = &driver.JobFinalize{ID: r.ID, Attempt: r.Attempt, LockedBy: client,
+						items[i] = &driver.JobFinalize{ID: r.ID, Attempt: r.Attempt, LockedBy: client, AttemptedAt: r.AttemptedAt,
 							Status: driver.StatusCompleted, FinalizedAt: now}
 					}
 					mu.Unlock()

@@ -64,17 +64,28 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 // batch holds.
 const customPlanSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
 
+// lazyCommitSQL is customPlanSQL that also lets the transaction commit
+// without waiting for its WAL to reach disk.
+const lazyCommitSQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), " +
+	"set_config('synchronous_commit', 'off', true)"
+
 // queryBatch runs one statement that writes, and passes its rows to scan.
-// On the pool, it is sent in one round trip after customPlanSQL, and both
-// run in the implicit transaction of a single Sync. In a caller's
-// transaction the statement runs as it is.
+// On the pool, it is sent in one round trip after customPlanSQL (or
+// lazyCommitSQL if lazy), and both run in the implicit transaction of a
+// single Sync. In a caller's transaction the statement runs as it is.
 //
-// Claims and completions commit durably. A claim a crashed server forgot
-// would leave the job pending at its previous attempt; claimed again by
-// the same client, it would carry the same (ID, attempt, client) as the
-// forgotten claim, and the forgotten attempt's outcome could end the new
-// one.
-func (e *executor) queryBatch(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error) error {
+// Claims commit lazily: a claim is done once the server has it in memory,
+// which takes a WAL flush (a few hundred microseconds on most disks) off
+// every claim a client waits for before it can start jobs. A crash of the
+// server may forget the last claims before they reach disk; each such job
+// is pending again at its previous attempt, and runs again, as at-least-once
+// allows. The forgotten claim's outcome matches nothing, since a new claim
+// of the job has a later AttemptedAt (see the driver package's Fencing), and
+// a worker's Ack commits durably, which writes every earlier claim to disk
+// first. Completions commit durably: a forgotten completion would leave its
+// job processing under the lease of a client that no longer runs it, and its
+// heartbeat would keep the lease alive.
+func (e *executor) queryBatch(ctx context.Context, sql string, args []any, lazy bool, scan func(pgx.Rows) error) error {
 	if e.inTx {
 		rows, err := e.db.Query(ctx, sql, args...)
 		if err != nil {
@@ -83,7 +94,11 @@ func (e *executor) queryBatch(ctx context.Context, sql string, args []any, scan 
 		return scan(rows)
 	}
 	b := &pgx.Batch{}
-	b.Queue(customPlanSQL)
+	if lazy {
+		b.Queue(lazyCommitSQL)
+	} else {
+		b.Queue(customPlanSQL)
+	}
 	b.Queue(sql, args...).Query(scan)
 	return e.db.SendBatch(ctx, b).Close()
 }

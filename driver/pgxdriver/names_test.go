@@ -49,7 +49,8 @@ func TestFinalizeInvalidID(t *testing.T) {
 	rows := claim(t, d, "c", 1)
 	matched, err := d.Executor().JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
 		{ID: "bogus", Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted},
-		{ID: rows[0].ID, Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted, FinalizedAt: rows[0].AttemptedAt},
+		{ID: rows[0].ID, Attempt: 1, LockedBy: "c", AttemptedAt: rows[0].AttemptedAt, Status: driver.StatusCompleted,
+			FinalizedAt: rows[0].AttemptedAt},
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, true}, matched)

@@ -26,7 +26,7 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
+	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit}, true,
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
@@ -63,7 +63,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, func(rows pgx.Rows) error {
+	err = e.queryBatch(ctx, e.d.q.finalize, args, false, func(rows pgx.Rows) error {
 		var ord int64
 		_, err := pgx.ForEachRow(rows, []any{&ord}, func() error {
 			matched[index[ord-1]] = true
@@ -86,6 +86,7 @@ func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err err
 		attempts, giveBack   []int32
 		lockedBy, statuses   []string
 		runAts, finalizedAts []pgtype.Timestamptz
+		attemptedAts         []pgtype.Timestamptz
 		errs, results        []pgtype.Text
 		fromStatus           []string
 	)
@@ -117,12 +118,14 @@ func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err err
 		errs = append(errs, nullText(e))
 		results = append(results, nullText(it.Result))
 		fromStatus = append(fromStatus, string(driver.StatusProcessing))
+		attemptedAts = append(attemptedAts, pgtype.Timestamptz{Time: it.AttemptedAt, Valid: true})
 		index = append(index, i)
 	}
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results, fromStatus}, index, nil
+	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results, fromStatus,
+		attemptedAts}, index, nil
 }
 
 // JobHeartbeat extends the leases of a client's jobs with one UPDATE.

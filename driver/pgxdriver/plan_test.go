@@ -84,7 +84,10 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 	for i := range ids {
 		ids[i], attempts[i], lockedBy[i], statuses[i] = claimed[i].ID, 1, "c", "completed"
 	}
-	times := make([]time.Time, 1000)
+	times, attemptedAts := make([]time.Time, 1000), make([]time.Time, 1000)
+	for i := range attemptedAts {
+		attemptedAts[i] = claimed[i].AttemptedAt
+	}
 	for _, tc := range []struct {
 		name, sql string
 		args      []any
@@ -106,7 +109,8 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 	for i := range processing {
 		processing[i] = "processing"
 	}
-	args := []any{ids, attempts, lockedBy, statuses, times, times, give, make([]*string, 1000), make([]*string, 1000), processing}
+	args := []any{ids, attempts, lockedBy, statuses, times, times, give, make([]*string, 1000), make([]*string, 1000), processing,
+		attemptedAts}
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()

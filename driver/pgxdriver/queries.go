@@ -87,10 +87,11 @@ SET status = i.status,
 	errors = CASE WHEN i.error IS NULL THEN j.errors ELSE {finalizeErrors} END,
 	result = coalesce(i.result::jsonb, j.result)
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
-	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY
-	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, from_status, ord)
+	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[], $11::timestamptz[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, from_status,
+		attempted_at, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
-	AND j.status = i.from_status
+	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
 
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on

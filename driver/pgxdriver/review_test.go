@@ -20,7 +20,7 @@ func TestErrorWithNULIsRecorded(t *testing.T) {
 	require.Len(t, rows, 1)
 	now := time.Now()
 	matched, err := ex.JobFinalize(t.Context(), &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{
-		ID: rows[0].ID, Attempt: 1, LockedBy: "c", Status: driver.StatusFailed, FinalizedAt: now,
+		ID: rows[0].ID, Attempt: 1, LockedBy: "c", AttemptedAt: rows[0].AttemptedAt, Status: driver.StatusFailed, FinalizedAt: now,
 		Error: &driver.AttemptError{Attempt: 1, At: now, Error: "bad\x00byte", Trace: "x\x00y"},
 	}}})
 	require.NoError(t, err, "a NUL in an error must not make the outcome unwritable")

@@ -119,7 +119,7 @@ func BenchmarkClaimFinalize(b *testing.B) {
 			}
 			fin := make([]*driver.JobFinalize, len(jobs))
 			for i, j := range jobs {
-				fin[i] = &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "bench",
+				fin[i] = &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "bench", AttemptedAt: j.AttemptedAt,
 					Status: driver.StatusCompleted, FinalizedAt: base}
 			}
 			if _, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: fin}); err != nil {

@@ -112,7 +112,7 @@ func claimAndComplete(ctx context.Context, ex driver.Executor, client string, mu
 			return fmt.Errorf("job %s claimed by %s and %s", j.ID, prev, client)
 		}
 		claimed[j.ID] = client
-		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: client, Status: driver.StatusCompleted, FinalizedAt: base})
+		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: client, AttemptedAt: j.AttemptedAt, Status: driver.StatusCompleted, FinalizedAt: base})
 	}
 	mu.Unlock()
 	if len(fin) == 0 {

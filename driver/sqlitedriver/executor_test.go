@@ -135,9 +135,11 @@ func TestClaimOrderAndFinalize(t *testing.T) {
 	}
 
 	matched, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
-		{ID: early.ID, Attempt: 1, LockedBy: "c1", Status: driver.StatusCompleted, FinalizedAt: base, Result: []byte(`{"ok":true}`)},
-		{ID: late.ID, Attempt: 1, LockedBy: "c2", Status: driver.StatusCompleted, FinalizedAt: base},
-		{ID: low.ID, Attempt: 1, LockedBy: "c1", Status: driver.StatusPending, RunAt: base.Add(time.Hour), Snooze: true},
+		{ID: early.ID, Attempt: 1, LockedBy: "c1", AttemptedAt: base, Status: driver.StatusCompleted, FinalizedAt: base,
+			Result: []byte(`{"ok":true}`)},
+		{ID: late.ID, Attempt: 1, LockedBy: "c2", AttemptedAt: base, Status: driver.StatusCompleted, FinalizedAt: base},
+		{ID: low.ID, Attempt: 1, LockedBy: "c1", AttemptedAt: base, Status: driver.StatusPending, RunAt: base.Add(time.Hour),
+			Snooze: true},
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true, false, true}, matched)
@@ -171,7 +173,7 @@ func TestFinalizeKeepsNewestErrors(t *testing.T) {
 		require.Len(t, c, 1)
 		require.Equal(t, n, c[0].Attempt)
 		matched, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{
-			ID: job.ID, Attempt: n, LockedBy: "c", Status: driver.StatusPending, RunAt: base,
+			ID: job.ID, Attempt: n, LockedBy: "c", AttemptedAt: c[0].AttemptedAt, Status: driver.StatusPending, RunAt: base,
 			Error: &driver.AttemptError{Attempt: n, At: base, Error: fmt.Sprintf("boom %d", n), Trace: "stack"},
 		}}})
 		require.NoError(t, err)

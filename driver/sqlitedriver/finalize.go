@@ -87,5 +87,5 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 		dec = 1
 	}
 	return []any{j.ID, j.Attempt, j.LockedBy, string(j.Status), micros(j.RunAt),
-		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result)}, nil
+		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt)}, nil
 }

@@ -118,7 +118,7 @@ FROM sqlite_schema WHERE type IN ('table', 'index', 'trigger') AND name NOT LIKE
 			require.NoError(t, err)
 			require.Equal(t, len(jobs), n)
 			ok, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{
-				ID: claimed[0].ID, Attempt: claimed[0].Attempt, LockedBy: "c",
+				ID: claimed[0].ID, Attempt: claimed[0].Attempt, LockedBy: "c", AttemptedAt: claimed[0].AttemptedAt,
 				Status: driver.StatusCompleted, FinalizedAt: base,
 			}}})
 			require.NoError(t, err)

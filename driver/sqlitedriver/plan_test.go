@@ -64,7 +64,7 @@ func fillForPlans(t *testing.T, d *Driver) {
 	require.NoError(t, err)
 	var fin []*driver.JobFinalize
 	for _, j := range claimed[:1500] {
-		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "c",
+		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "c", AttemptedAt: j.AttemptedAt,
 			Status: driver.StatusCompleted, FinalizedAt: now})
 	}
 	_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: fin})
@@ -84,7 +84,7 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"claim", q.claim, []any{"c", 1, 1, "default", `["email"]`, 10}, "sluice_jobs_claim_idx"},
 		{"rescue", q.rescue, []any{1, `{}`, 10}, "sluice_jobs_lease_idx"},
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
-		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil}, "sqlite_autoindex_sluice_jobs_1"},
+		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1}, "sqlite_autoindex_sluice_jobs_1"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
 		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},

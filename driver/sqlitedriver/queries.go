@@ -81,7 +81,7 @@ WHERE rowid IN (
 RETURNING ` + columns),
 		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
 		// ?6 finalized_at, ?7 retries given back (snooze), ?8 error (JSON or NULL),
-		// ?9 result (JSON or NULL).
+		// ?9 result (JSON or NULL), ?10 attempted_at.
 		finalize: r.Replace(`UPDATE {t}
 SET status = ?4,
 	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
@@ -90,7 +90,7 @@ SET status = ?4,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
-WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
+WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?

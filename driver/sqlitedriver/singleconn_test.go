@@ -65,8 +65,10 @@ func exerciseAll(t *testing.T, ctx context.Context, ex driver.Executor, client s
 	require.Equal(t, 4, n)
 
 	matched, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
-		{ID: claimed[0].ID, Attempt: claimed[0].Attempt, LockedBy: client, Status: driver.StatusCompleted, FinalizedAt: base},
-		{ID: claimed[1].ID, Attempt: claimed[1].Attempt, LockedBy: client, Status: driver.StatusPending, RunAt: base,
+		{ID: claimed[0].ID, Attempt: claimed[0].Attempt, LockedBy: client, AttemptedAt: claimed[0].AttemptedAt,
+			Status: driver.StatusCompleted, FinalizedAt: base},
+		{ID: claimed[1].ID, Attempt: claimed[1].Attempt, LockedBy: client, AttemptedAt: claimed[1].AttemptedAt,
+			Status: driver.StatusPending, RunAt: base,
 			Error: &driver.AttemptError{Attempt: claimed[1].Attempt, At: base, Error: "boom"}},
 	}})
 	require.NoError(t, err)
@@ -74,7 +76,8 @@ func exerciseAll(t *testing.T, ctx context.Context, ex driver.Executor, client s
 
 	// A stopping client hands a job back: pending at once, its retry given back.
 	handedBack, err := ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
-		{ID: claimed[2].ID, Attempt: claimed[2].Attempt, LockedBy: client, Status: driver.StatusPending, RunAt: base, Snooze: true},
+		{ID: claimed[2].ID, Attempt: claimed[2].Attempt, LockedBy: client, AttemptedAt: claimed[2].AttemptedAt,
+			Status: driver.StatusPending, RunAt: base, Snooze: true},
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, handedBack)

@@ -69,7 +69,7 @@ func TestRejectedItemDoesNotHoldBackTheOthers(t *testing.T) {
 		}
 		wg.Add(1)
 		c.Add(completer.Item{
-			Finalize: &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, Status: status, FinalizedAt: now},
+			Finalize: &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt, Status: status, FinalizedAt: now},
 			Done: func(matched bool, err error) {
 				mu.Lock()
 				got[row.ID] = outcome{matched, err}
@@ -104,7 +104,7 @@ func TestStopWritesWhatIsQueued(t *testing.T) {
 	now := time.Now().UTC()
 	for _, row := range rows {
 		c.Add(completer.Item{Finalize: &driver.JobFinalize{
-			ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, Status: driver.StatusCompleted, FinalizedAt: now,
+			ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt, Status: driver.StatusCompleted, FinalizedAt: now,
 		}})
 	}
 	c.GiveUp() // giving up stops retries, not the first try
