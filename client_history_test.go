@@ -45,3 +45,22 @@ func TestFailedJobExplainsItself(t *testing.T) {
 	require.True(t, last.StartedAt.Equal(row.AttemptedAt), "the last attempt started when the job was last claimed")
 	require.False(t, last.StartedAt.Before(first.At), "attempts do not overlap")
 }
+
+func TestCompletedJobKeepsItsLastAttempt(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	holders := make(chan string, 1)
+	c := b.client(t, &sluice.Config{
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			holders <- job.LockedBy
+			return nil
+		}),
+	})
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, <-holders, row.AttemptedBy, "the client that ran the last attempt")
+	require.Empty(t, row.LockedBy)
+	require.False(t, row.AttemptedAt.IsZero())
+	require.False(t, row.FinalizedAt.Before(row.AttemptedAt))
+}

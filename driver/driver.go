@@ -126,10 +126,11 @@ type Executor interface {
 	// JobClaim claims up to Limit pending jobs of one queue whose RunAt is
 	// at or before Now and whose Topic is one of Topics, in order of
 	// Priority (smaller first), then RunAt, then ID. Each claimed job becomes
-	// processing with LockedBy set to ClientID, LockedUntil to LockedUntil,
-	// AttemptedAt to Now, and Attempt incremented by one. It returns the
-	// claimed jobs as they are after the claim, in claim order. A job is
-	// claimed by at most one caller, however many claim at once.
+	// processing with LockedBy and AttemptedBy set to ClientID, LockedUntil
+	// to LockedUntil, AttemptedAt to Now, and Attempt incremented by one.
+	// It returns the claimed jobs as they are after the claim, in claim
+	// order. A job is claimed by at most one caller, however many claim at
+	// once.
 	JobClaim(ctx context.Context, params *JobClaimParams) ([]*JobRow, error)
 
 	// JobFinalize ends claims: each item moves a job that is still
@@ -146,7 +147,9 @@ type Executor interface {
 
 	// JobRescue takes back up to Limit jobs that are processing with a
 	// LockedUntil before Now: their holder is presumed gone. Each has the
-	// error Error recorded for its attempt. A job with retries left (Attempt
+	// error Error recorded for its attempt, with the attempt's number,
+	// start (AttemptedAt) and client (LockedBy) as they were at the rescue.
+	// AttemptedAt and AttemptedBy are kept. A job with retries left (Attempt
 	// <= MaxRetries) becomes pending with RunAt set to Now; a job without
 	// becomes failed with FinalizedAt set to Now. It returns the jobs as they
 	// are after the rescue.
@@ -269,6 +272,11 @@ type JobRow struct {
 	// AttemptedAt is when the latest attempt was claimed; zero before the
 	// first.
 	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	// AttemptedBy is the ID of the client that claimed the latest attempt,
+	// kept after the attempt ends; empty before the first. With
+	// AttemptedAt and FinalizedAt it tells when and where the last attempt
+	// ran.
+	AttemptedBy string `json:"attempted_by,omitempty"`
 	// FinalizedAt is when the job reached a final status; zero until then.
 	FinalizedAt time.Time `json:"finalized_at,omitzero"`
 	// LockedUntil is when the current claim's lease ends; zero unless the
@@ -302,8 +310,8 @@ type AttemptError struct {
 	// Trace is the stack of a panic, if the attempt panicked.
 	Trace string `json:"trace,omitempty"`
 	// StartedAt is when the attempt was claimed, and ClientID the client
-	// that ran it; both are unset for an attempt whose client was gone
-	// (its lease expired) and for entries that record no run.
+	// that ran it; both are unset for entries that record no run (a
+	// requeue).
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ClientID  string    `json:"client_id,omitempty"`
 }
@@ -400,7 +408,8 @@ type JobRescueParams struct {
 	// Now is the current time; leases that ended before it are expired.
 	Now time.Time
 	// Error is the error recorded for each rescued job's lost attempt; its
-	// Attempt field is ignored and the job's own attempt is recorded.
+	// Attempt, StartedAt and ClientID fields are ignored and the job's own
+	// attempt, AttemptedAt and LockedBy are recorded.
 	Error AttemptError
 	// Limit is the most jobs to rescue in one call; at least 1.
 	Limit int

@@ -47,6 +47,7 @@ func claimedRow(r *driver.JobRow, client string, now, until time.Time) *driver.J
 	w.LockedBy = client
 	w.LockedUntil = until
 	w.AttemptedAt = now
+	w.AttemptedBy = client
 	return w
 }
 
@@ -81,6 +82,7 @@ func requireRow(t *testing.T, want, got *driver.JobRow) {
 	require.Equal(t, want.Attempt, got.Attempt, msg("Attempt"))
 	require.Equal(t, want.MaxRetries, got.MaxRetries, msg("MaxRetries"))
 	require.Equal(t, want.LockedBy, got.LockedBy, msg("LockedBy"))
+	require.Equal(t, want.AttemptedBy, got.AttemptedBy, msg("AttemptedBy"))
 	require.Equal(t, want.UniqueKey, got.UniqueKey, msg("UniqueKey"))
 	requireJSON(t, want.Payload, got.Payload, msg("Payload"))
 	requireJSON(t, want.Result, got.Result, msg("Result"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -151,7 +152,9 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	if p == nil {
 		return nil, errors.New("pgxdriver: rescue: nil params")
 	}
-	e1, err := errorJSON(&p.Error)
+	ae := p.Error
+	ae.StartedAt, ae.ClientID = time.Time{}, "" // the job's own are recorded
+	e1, err := errorJSON(&ae)
 	if err != nil {
 		return nil, fmt.Errorf("pgxdriver: rescue: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 // qualified by the alias j.
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result"
+	"j.unique_key, j.errors, j.result, j.attempted_by"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -60,7 +60,7 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// stays pending.
 	claimSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
-	attempt = j.attempt + 1
+	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
 	SELECT ctid FROM {t}
 	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
@@ -99,8 +99,9 @@ RETURNING i.ord`
 	heartbeatSQL = `UPDATE {t} SET locked_until = $2
 WHERE status = 'processing' AND locked_by = $1 AND locked_until IS NOT NULL`
 
-	// rescueSQL: $1 now, $2 error (JSON; its attempt is set per job), $3
-	// limit. Shaped as claimSQL is, for the same reasons.
+	// rescueSQL: $1 now, $2 error (JSON; its attempt, start and client
+	// are set per job), $3 limit. Shaped as claimSQL is, for the same
+	// reasons.
 	rescueSQL = `UPDATE {t} AS j
 SET status = CASE WHEN j.attempt <= j.max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN j.attempt <= j.max_retries THEN $1 ELSE j.run_at END,
@@ -136,7 +137,7 @@ type queries struct {
 func newQueries(table, channel string) *queries {
 	r := strings.NewReplacer("{t}", table, "{cols}", columns,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
-		"{rescueErrors}", appendError("jsonb_set($2::text::jsonb, '{attempt}', to_jsonb(j.attempt))"))
+		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
 	fill := r.Replace
 	return &queries{
 		channel:      channel,
@@ -150,6 +151,13 @@ func newQueries(table, channel string) *queries {
 		get:          fill(getSQL),
 	}
 }
+
+// attemptJSON is a jsonb object with the number, start and client of the
+// attempt j is processing, for the error a rescue records. jsonb renders
+// the start in ISO 8601 with the session's offset; the decoder returns it
+// in UTC.
+const attemptJSON = `jsonb_strip_nulls(jsonb_build_object(
+	'attempt', j.attempt, 'started_at', j.attempted_at, 'client_id', j.locked_by))`
 
 // appendError returns an SQL expression for the errors column of j with the
 // jsonb object elem appended, keeping the newest driver.MaxErrorsKept.

@@ -13,7 +13,7 @@ import (
 // columns are the jobs table's columns in the order scanRow reads them.
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
-	"unique_key, errors, result"
+	"unique_key, errors, result, attempted_by"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -71,7 +71,7 @@ WHERE unique_key = ? AND status IN ('pending', 'processing')`),
 		// would make it prepare the statement again on every execution.
 		claim: r.Replace(`UPDATE {t}
 SET status = 'processing', locked_by = ?1, locked_until = ?2, attempted_at = ?3,
-	attempt = attempt + 1
+	attempted_by = ?1, attempt = attempt + 1
 WHERE rowid IN (
 	SELECT rowid FROM {t}
 	WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?3
@@ -95,13 +95,15 @@ WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
 		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
 WHERE status = 'processing' AND locked_by = ? AND locked_until IS NOT NULL`),
-		// ?1 now, ?2 error (JSON, attempt to be filled in), ?3 limit.
+		// ?1 now, ?2 error (JSON, attempt, start and client to be filled
+		// in), ?3 limit.
 		rescue: r.Replace(`UPDATE {t}
 SET status = CASE WHEN attempt <= max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN attempt <= max_retries THEN ?1 ELSE run_at END,
 	finalized_at = CASE WHEN attempt <= max_retries THEN NULL ELSE ?1 END,
 	locked_by = NULL, locked_until = NULL,
-	errors = ` + appendError("json_set(?2, '$.attempt', attempt)") + `
+	errors = ` + appendError("json_set(?2, '$.attempt', attempt, '$.started_at', "+
+			rfc3339("attempted_at")+", '$.client_id', locked_by)") + `
 WHERE rowid IN (
 	SELECT rowid FROM {t}
 	WHERE status = 'processing' AND locked_until < ?1
@@ -131,6 +133,12 @@ func appendError(elem string) string {
 			FROM json_each(` + appended + `)
 			WHERE key > json_array_length(errors) - {maxErrors})
 	END)`
+}
+
+// rfc3339 returns an SQL expression for the time stored in col (integer
+// microseconds) as JSON holds times: RFC 3339 in UTC, with microseconds.
+func rfc3339(col string) string {
+	return "strftime('%Y-%m-%dT%H:%M:%S', " + col + " / 1000000, 'unixepoch') || printf('.%06dZ', " + col + " % 1000000)"
 }
 
 // quoteIdent returns name quoted as an SQL identifier, so that a name that
