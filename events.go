@@ -17,6 +17,11 @@ const (
 	EventEnqueued EventKind = "enqueued"
 	// EventStarted: this client started working the job.
 	EventStarted EventKind = "started"
+	// EventProgressed: the progress this client's worker reported with
+	// ReportProgress was stored on the job (Job.Progress); at most one per
+	// job per Config.ProgressInterval. Duration is how long the attempt
+	// has run.
+	EventProgressed EventKind = "progressed"
 	// EventCompleted: the job completed.
 	EventCompleted EventKind = "completed"
 	// EventFailed: the job failed for good.
@@ -39,7 +44,8 @@ type Event struct {
 	Job *JobRow
 	// At is when it happened, by the client's clock.
 	At time.Time
-	// Duration is, for an attempt's outcome, how long the attempt ran.
+	// Duration is, for an attempt's outcome, how long the attempt ran;
+	// for EventProgressed, how long it has run so far.
 	Duration time.Duration
 }
 

@@ -20,7 +20,8 @@
 // return every time in UTC, including those inside Errors.
 //
 // A time field that is unset (FinalizedAt before a job is final, say) is the
-// zero time; an empty Errors or Result is nil, never JSON null.
+// zero time; an empty Errors or Result is nil, never JSON null, and a job
+// without progress has a nil Progress.
 //
 // # Fencing
 //
@@ -28,11 +29,11 @@
 // increments Attempt. Attempt never decreases (a snooze, or a job handed back
 // by a stopping client, gives the run back by raising MaxRetries instead), so
 // (ID, Attempt) names one claim of a job for all time, and with LockedBy it
-// identifies that claim: every operation that ends or extends a claim
-// ([Executor.JobFinalize], [Executor.JobHeartbeat]) matches only rows that are
-// still processing under the same claim, and reports which rows it matched. A
-// row that was rescued, cancelled, deleted or already finalized is left as it
-// is.
+// identifies that claim: every operation that ends, extends or reports on a
+// claim ([Executor.JobFinalize], [Executor.JobHeartbeat],
+// [Executor.JobProgress]) matches only rows that are still processing under
+// the same claim, and reports which rows it matched. A row that was rescued,
+// cancelled, deleted or already finalized is left as it is.
 //
 // # Transactions and cancelled contexts
 //
@@ -138,6 +139,12 @@ type Executor interface {
 	// as the item says. It returns, in the same order, whether each item
 	// matched. Items that do not match change nothing.
 	JobFinalize(ctx context.Context, params *JobFinalizeParams) ([]bool, error)
+
+	// JobProgress sets the Progress of running jobs: each item sets it on a
+	// job that is still processing under the claim (ID, Attempt, LockedBy)
+	// and changes nothing else. It returns, in the same order, whether each
+	// item matched. Items that do not match change nothing.
+	JobProgress(ctx context.Context, params *JobProgressParams) ([]bool, error)
 
 	// JobHeartbeat sets LockedUntil on every job that is processing with
 	// LockedBy equal to ClientID, in one statement, and returns how many it
@@ -293,6 +300,9 @@ type JobRow struct {
 	Errors []AttemptError `json:"errors,omitempty"`
 	// Result is the JSON a worker stored when it completed the job, if any.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Progress is the latest progress stored while the job ran, if any,
+	// kept after the attempt ends.
+	Progress *JobProgress `json:"progress,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older

@@ -35,7 +35,7 @@ type Setup[TTx any] struct {
 // subtest and must register its own cleanup with t.Cleanup.
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
-// Heartbeat, Rescue, Get, List, Stats, Act, Clean, Presence, History,
+// Progress, Heartbeat, Rescue, Get, List, Stats, Act, Clean, Presence, History,
 // Migrate, CancelledContext, Notifier).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
@@ -52,6 +52,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Unique", uniqueCases[TTx]()},
 		{"Claim", claimCases[TTx]()},
 		{"Finalize", finalizeCases[TTx]()},
+		{"Progress", progressCases[TTx]()},
 		{"Heartbeat", heartbeatCases[TTx]()},
 		{"Rescue", rescueCases[TTx]()},
 		{"Get", getCases[TTx]()},

@@ -145,6 +145,12 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			}})
 			return err
 		}},
+		{"JobProgress", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobProgress(ctx, &driver.JobProgressParams{Jobs: []*driver.JobProgressUpdate{
+				progressing(claimed, 50, "half", h.at(time.Second)),
+			}})
+			return err
+		}},
 		{"JobHeartbeat", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobHeartbeat(ctx, &driver.JobHeartbeatParams{ClientID: client1, LockedUntil: h.at(time.Hour)})
 			return err

@@ -64,14 +64,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, func(rows pgx.Rows) error {
-		var ord int64
-		_, err := pgx.ForEachRow(rows, []any{&ord}, func() error {
-			matched[index[ord-1]] = true
-			return nil
-		})
-		return err
-	})
+	err = e.queryBatch(ctx, e.d.q.finalize, args, scanMatched(matched, index))
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

@@ -11,7 +11,7 @@ import (
 // qualified by the alias j.
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result, j.attempted_by"
+	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -93,6 +93,17 @@ WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.loc
 	AND j.status = i.from_status
 RETURNING i.ord`
 
+	// progressSQL sets the progress of claims given as parallel arrays, as
+	// finalizeSQL ends them, for the same reasons; the items that matched
+	// come back by number.
+	progressSQL = `UPDATE {t} AS j
+SET progress = i.progress::jsonb
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, progress, from_status, ord)
+WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+	AND j.status = i.from_status
+RETURNING i.ord`
+
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on
 	// locked_until lets it walk the lease index, which holds only the jobs
 	// with a lease: the processing ones.
@@ -129,6 +140,7 @@ type queries struct {
 	notify       string
 	claim        string
 	finalize     string
+	progress     string
 	heartbeat    string
 	rescue       string
 	get          string
@@ -146,6 +158,7 @@ func newQueries(table, channel string) *queries {
 		notify:       notifySQL,
 		claim:        fill(claimSQL),
 		finalize:     fill(finalizeSQL),
+		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
 		get:          fill(getSQL),

@@ -13,7 +13,7 @@ import (
 // columns are the jobs table's columns in the order scanRow reads them.
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
-	"unique_key, errors, result, attempted_by"
+	"unique_key, errors, result, attempted_by, progress"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -45,6 +45,7 @@ type queries struct {
 	selectLiveByKey string
 	claim           string
 	finalize        string
+	progress        string
 	heartbeat       string
 	rescue          string
 	get             string
@@ -90,6 +91,9 @@ SET status = ?4,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
+WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
+		// ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON).
+		progress: r.Replace(`UPDATE {t} SET progress = ?4
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.

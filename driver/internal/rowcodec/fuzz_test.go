@@ -63,3 +63,30 @@ func FuzzStored(f *testing.F) {
 		require.Equal(t, got, rowcodec.Stored(got))
 	})
 }
+
+// FuzzProgress decodes arbitrary progress columns: anything but a JSON
+// object (or null) is an error, never a panic; what decodes has its time in
+// UTC and survives encoding and decoding again unchanged.
+func FuzzProgress(f *testing.F) {
+	f.Add([]byte(`{"attempt":1,"percent":12.5,"message":"copying","at":"2026-01-08T13:00:00.123456+01:00"}`))
+	f.Add([]byte(`{"attempt":2,"percent":100,"at":"2026-01-08T12:00:00Z"}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"at":"not a time"}`))
+	f.Add([]byte(`{"percent":1e999}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := rowcodec.Progress(data)
+		if err != nil || p == nil {
+			require.Nil(t, p)
+			return
+		}
+		require.Equal(t, time.UTC, p.At.Location())
+		b, err := json.Marshal(p)
+		if err != nil {
+			return // a percent JSON cannot hold (never stored: the client checks it)
+		}
+		again, err := rowcodec.Progress(b)
+		require.NoError(t, err)
+		require.Equal(t, p, again)
+	})
+}

@@ -3,3 +3,8 @@
 -- is kept after the attempt ends, so with attempted_at and finalized_at a
 -- finished job tells when and where its last attempt ran.
 ALTER TABLE {t} ADD COLUMN attempted_by TEXT;
+
+-- progress is the latest progress a running job's worker reported (a JSON
+-- object: attempt, percent, message, at), written by its client at a
+-- bounded rate and kept after the job ends.
+ALTER TABLE {t} ADD COLUMN progress TEXT;
