@@ -119,7 +119,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
-			func(queue string) { r.wake(queue, true) })
+			func(row *driver.JobRow) { c.rescued(r, row) })
 	})
 	if m, ok := c.driver.(driver.Maintainer); ok {
 		r.maintWG.Go(func() { m.Maintain(r.maintCtx, c.cfg.Logger) })
@@ -127,6 +127,15 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.run.Store(r)
 	c.cfg.Logger.Debug("sluice: client started", "client_id", r.lockedBy, "topics", c.topics)
 	return nil
+}
+
+// rescued reports a job the run's rescuer took back, and wakes its queue
+// if the job can run again.
+func (c *Client[TTx]) rescued(r *run, row *driver.JobRow) {
+	if row.Status == StatusPending {
+		r.wake(row.Queue, true)
+	}
+	c.emit(EventRescued, row, c.now().Sub(row.AttemptedAt))
 }
 
 func (c *Client[TTx]) newRun(ctx context.Context) *run {

@@ -33,6 +33,13 @@ const (
 	// EventCancelled: the worker cancelled the job, or this client's
 	// Cancel or CancelMany did.
 	EventCancelled EventKind = "cancelled"
+	// EventRescued: this client's rescuer took the job back from a client
+	// whose lease on it expired (that client is presumed gone), and
+	// recorded the lost attempt in its Errors. The job is pending again,
+	// or failed when it had no retries left (Job.Status says which; no
+	// EventFailed is sent for it). Job is the job as the rescue left it;
+	// Duration is how long before the rescue the lost attempt started.
+	EventRescued EventKind = "rescued"
 )
 
 // Event is one thing that happened to a job, as seen by this client.
@@ -45,7 +52,8 @@ type Event struct {
 	// At is when it happened, by the client's clock.
 	At time.Time
 	// Duration is, for an attempt's outcome, how long the attempt ran;
-	// for EventProgressed, how long it has run so far.
+	// for EventProgressed, how long it has run so far; for EventRescued,
+	// how long before the rescue the lost attempt started.
 	Duration time.Duration
 }
 

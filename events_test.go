@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
 )
 
 // next returns the next event of sub, failing after a while.
@@ -113,4 +114,49 @@ func TestSlowSubscriberNeverSlowsWorkers(t *testing.T) {
 	// 50 enqueued, 50 started, 50 completed: one fits, the rest are counted.
 	require.Eventually(t, func() bool { return stuck.Dropped() == 149 }, 5*time.Second, 10*time.Millisecond,
 		"dropped %d", stuck.Dropped())
+}
+
+func TestRescuerReportsTheJobsItTakesBack(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	c := b.client(t, &sluice.Config{
+		RescueInterval: 10 * time.Millisecond,
+		Workers:        workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
+	})
+	rescued := c.Subscribe(sluice.EventRescued)
+	defer rescued.Close()
+	// Jobs of a topic this client has no worker for, held by a client that
+	// vanished: one may run again, the other has no retries left.
+	again, err := c.Enqueue(t.Context(), otherArgs{}, nil)
+	require.NoError(t, err)
+	dead, err := c.Enqueue(t.Context(), otherArgs{}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries})
+	require.NoError(t, err)
+	now := time.Now()
+	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+		ClientID: "vanished", Queue: "default", Topics: []string{"other"}, Limit: 2,
+		Now: now, LockedUntil: now.Add(50 * time.Millisecond),
+	})
+	require.NoError(t, err)
+	require.Len(t, claimed, 2)
+
+	got := map[string]sluice.Event{}
+	for len(got) < 2 {
+		ev := next(t, rescued)
+		require.Equal(t, sluice.EventRescued, ev.Kind)
+		got[ev.Job.ID] = ev
+	}
+	require.Equal(t, sluice.StatusPending, got[again.Job.ID].Job.Status)
+	require.Equal(t, sluice.StatusFailed, got[dead.Job.ID].Job.Status)
+	for _, ev := range got {
+		require.GreaterOrEqual(t, ev.Duration, 50*time.Millisecond, "the lost attempt started before its lease ended")
+		require.Len(t, ev.Job.Errors, 1)
+		lost := ev.Job.Errors[0]
+		require.Equal(t, "lease expired", lost.Error)
+		require.Equal(t, "vanished", lost.ClientID, "the rescue records who held the job")
+		require.True(t, lost.StartedAt.Equal(ev.Job.AttemptedAt), "and when the lost attempt started")
+		require.Equal(t, "vanished", ev.Job.AttemptedBy)
+		row, err := c.Get(t.Context(), ev.Job.ID)
+		require.NoError(t, err)
+		require.Equal(t, ev.Job.Errors, row.Errors, "the event carries the job as the rescue left it")
+	}
 }
