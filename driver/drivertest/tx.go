@@ -171,6 +171,11 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			_, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: h.base})
 			return err
 		}},
+		{"QueueLoad", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.QueueLoad(ctx, &driver.QueueLoadParams{Queue: pending.Queue, Now: h.base,
+				Priority: pending.Priority, RunAt: pending.RunAt, ID: pending.ID, AheadLimit: 10})
+			return err
+		}},
 		{"JobCancel", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobCancel(ctx, &driver.JobActParams{IDs: []string{claimed.ID, pending.ID}, Now: h.base})
 			return err

@@ -129,6 +129,22 @@ WHERE j.ctid = ANY(ARRAY(
 RETURNING {cols}`
 
 	getSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = $1`
+
+	// queueRunningSQL: $1 queue. The condition on locked_until lets it walk
+	// the lease index, which holds only the processing jobs.
+	queueRunningSQL = `SELECT locked_by, count(*) FROM {t}
+WHERE locked_until IS NOT NULL AND status = 'processing' AND queue = $1 GROUP BY locked_by`
+
+	// queueAheadSQL: $1 queue, $2 priority, $3 run_at, $4 id, $5 now, $6
+	// limit, $7 topics (NULL for all). It walks the claim index from the queue's start up to the
+	// place, counting due jobs, at most $6 of them. The ORDER BY, which
+	// the index gives for free, keeps a generic plan from choosing a scan
+	// of the whole table that would stop after $6 matches.
+	queueAheadSQL = `SELECT count(*) FROM (SELECT FROM {t}
+	WHERE status = 'pending' AND queue = $1 AND (priority, run_at, id) < ($2, $3, $4) AND run_at <= $5
+		AND ($7::text[] IS NULL OR topic = ANY($7::text[]))
+	ORDER BY priority, run_at, id
+	LIMIT $6) AS ahead`
 )
 
 // queries holds the driver's SQL, with the table name filled in, and the
@@ -144,6 +160,8 @@ type queries struct {
 	heartbeat    string
 	rescue       string
 	get          string
+	queueRunning string
+	queueAhead   string
 }
 
 func newQueries(table, channel string) *queries {
@@ -162,6 +180,8 @@ func newQueries(table, channel string) *queries {
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
 		get:          fill(getSQL),
+		queueRunning: fill(queueRunningSQL),
+		queueAhead:   fill(queueAheadSQL),
 	}
 }
 

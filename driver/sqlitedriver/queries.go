@@ -49,6 +49,8 @@ type queries struct {
 	heartbeat       string
 	rescue          string
 	get             string
+	queueRunning    string
+	queueAhead      string
 }
 
 // newQueries returns the driver's SQL for the jobs table named table.
@@ -115,6 +117,17 @@ WHERE rowid IN (
 	LIMIT +?3)
 RETURNING ` + columns),
 		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
+		// ?1 queue. It walks the lease index, which holds only the
+		// processing jobs.
+		queueRunning: r.Replace(`SELECT locked_by, count(*) FROM {t}
+WHERE status = 'processing' AND queue = ?1 GROUP BY locked_by`),
+		// ?1 queue, ?2 priority, ?3 run_at, ?4 id, ?5 now, ?6 limit, ?7
+		// topics (a JSON array, NULL for all). It walks the claim index from the queue's start up to the place,
+		// counting due jobs, at most ?6 of them.
+		queueAhead: r.Replace(`SELECT count(*) FROM (SELECT 1 FROM {t}
+	WHERE status = 'pending' AND queue = ?1 AND (priority, run_at, id) < (?2, ?3, ?4) AND run_at <= ?5
+		AND (?7 IS NULL OR topic IN (SELECT value FROM json_each(?7)))
+	LIMIT +?6)`),
 	}
 	for n := 1; n <= insertRowsMax; n *= 2 {
 		q.insertRows = append(q.insertRows, insertRowsSQL(table, n))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
@@ -88,5 +89,30 @@ func FuzzProgress(f *testing.F) {
 		again, err := rowcodec.Progress(b)
 		require.NoError(t, err)
 		require.Equal(t, p, again)
+	})
+}
+
+// FuzzClientMaxWorkers decodes arbitrary stored worker counts: anything but
+// a JSON object of integers (or null) is an error, never a panic; what
+// decodes is stored again as it was read.
+func FuzzClientMaxWorkers(f *testing.F) {
+	f.Add([]byte(`{"default":10,"mail":2}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`["default"]`))
+	f.Add([]byte(`{"default":1.5}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := string(data)
+		var c driver.ClientRow
+		if err := rowcodec.DecodeClientMaxWorkers(&s, &c); err != nil {
+			return
+		}
+		if c.MaxWorkers == nil {
+			require.Nil(t, rowcodec.ClientMaxWorkers(&c))
+			return
+		}
+		var again driver.ClientRow
+		require.NoError(t, rowcodec.DecodeClientMaxWorkers(rowcodec.ClientMaxWorkers(&c), &again))
+		require.Equal(t, c.MaxWorkers, again.MaxWorkers)
 	})
 }

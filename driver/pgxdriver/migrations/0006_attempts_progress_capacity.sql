@@ -9,3 +9,9 @@ ALTER TABLE {t} ADD COLUMN IF NOT EXISTS attempted_by text;
 -- bounded rate and kept after the job ends. It is in no index, so its
 -- updates stay HOT.
 ALTER TABLE {t} ADD COLUMN IF NOT EXISTS progress jsonb;
+
+-- A client records how many jobs of each of its queues it works at once (a
+-- jsonb object, queue name to count), so that Explain can tell whether a
+-- due job waits for a free worker. NULL in records of clients that did not
+-- record it.
+ALTER TABLE {t_clients} ADD COLUMN IF NOT EXISTS max_workers jsonb;

@@ -8,3 +8,9 @@ ALTER TABLE {t} ADD COLUMN attempted_by TEXT;
 -- object: attempt, percent, message, at), written by its client at a
 -- bounded rate and kept after the job ends.
 ALTER TABLE {t} ADD COLUMN progress TEXT;
+
+-- A client records how many jobs of each of its queues it works at once (a
+-- JSON object, queue name to count), so that Explain can tell whether a
+-- due job waits for a free worker. NULL in records of clients that did not
+-- record it.
+ALTER TABLE {t_clients} ADD COLUMN max_workers TEXT;
