@@ -49,9 +49,10 @@ func (e *ProgressError) Is(target error) bool { return target == ErrInvalidProgr
 // the client writes the latest progress of each running job at most once
 // per Config.ProgressInterval, in one write for all of them, and then
 // sends an EventProgressed. A report replaced before it was written is
-// never stored, and so is one made less than a ProgressInterval before
-// the job's outcome is recorded. The stored progress is shown in
-// JobRow.Progress by Get and List, and kept after the job ends.
+// never stored, and the last report of a run is lost if the job's outcome
+// is recorded before the next write: the outcome does not wait for it.
+// The stored progress is shown in JobRow.Progress by Get and List, and
+// kept after the job ends.
 //
 // A percent that is NaN or out of range, or a message that is too long,
 // not UTF-8 or holds a NUL character, returns an error matching
