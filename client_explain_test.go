@@ -14,13 +14,12 @@ import (
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
-func TestExplainSaysWhatHoldsAJob(t *testing.T) {
-	t.Parallel()
-	b := newBundle(t)
-	operator := b.client(t, nil)
-	explain := func(id string, want sluice.ExplainReason, words ...string) {
+// explainer returns a function that requires c's explanation of a job to
+// give a reason and contain some words.
+func explainer(t *testing.T, c *sluice.Client[*sql.Tx]) func(id string, want sluice.ExplainReason, words ...string) {
+	return func(id string, want sluice.ExplainReason, words ...string) {
 		t.Helper()
-		ex, err := operator.Explain(t.Context(), id)
+		ex, err := c.Explain(t.Context(), id)
 		require.NoError(t, err)
 		require.Equal(t, id, ex.Job.ID)
 		require.Equal(t, want, ex.Reason, ex.Text)
@@ -28,6 +27,13 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 			require.Contains(t, ex.Text, w)
 		}
 	}
+}
+
+func TestExplainSaysWhatHoldsAJob(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	operator := b.client(t, nil)
+	explain := explainer(t, operator)
 	enqueue := func(c *sluice.Client[*sql.Tx], args sluice.JobArgs, opts *sluice.EnqueueOptions) string {
 		t.Helper()
 		res, err := c.Enqueue(t.Context(), args, opts)
@@ -109,15 +115,7 @@ func TestExplainCountsFreeWorkers(t *testing.T) {
 	// worker's client is not woken and leaves due jobs to its next poll.
 	operator, err := sluice.NewClient(sqlitedriver.New(b.db), &sluice.Config{Logger: quiet})
 	require.NoError(t, err)
-	explain := func(id string, want sluice.ExplainReason, words ...string) {
-		t.Helper()
-		ex, err := operator.Explain(t.Context(), id)
-		require.NoError(t, err)
-		require.Equal(t, want, ex.Reason, ex.Text)
-		for _, w := range words {
-			require.Contains(t, ex.Text, w)
-		}
-	}
+	explain := explainer(t, operator)
 
 	// A client recorded as earlier versions did, without worker counts:
 	// whether one of its workers is free cannot be known.

@@ -12,6 +12,16 @@ import (
 	"github.com/sluicehq/sluice"
 )
 
+// badProgress are arguments ReportProgress refuses.
+var badProgress = []struct {
+	percent float64
+	message string
+}{
+	{-0.1, ""}, {100.1, ""}, {math.NaN(), ""}, {math.Inf(1), ""},
+	{50, strings.Repeat("x", sluice.MaxProgressMessageBytes+1)},
+	{50, "nul \x00 inside"}, {50, "not utf-8 \xff"},
+}
+
 func TestReportProgressIsStoredAtABoundedRate(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
@@ -28,14 +38,7 @@ func TestReportProgressIsStoredAtABoundedRate(t *testing.T) {
 			}
 			close(reported)
 			<-badDone
-			for _, bad := range []struct {
-				percent float64
-				message string
-			}{
-				{-0.1, ""}, {100.1, ""}, {math.NaN(), ""}, {math.Inf(1), ""},
-				{50, strings.Repeat("x", sluice.MaxProgressMessageBytes+1)},
-				{50, "nul \x00 inside"}, {50, "not utf-8 \xff"},
-			} {
+			for _, bad := range badProgress {
 				badErrs <- sluice.ReportProgress(ctx, bad.percent, bad.message)
 			}
 			close(badErrs)

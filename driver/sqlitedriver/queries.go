@@ -32,6 +32,28 @@ const (
 	insertSharedMin = 4
 )
 
+// Statements of the operations outside the claim-to-completion path; {t}
+// is the quoted table.
+const (
+	// progressSQL: ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON).
+	progressSQL = `UPDATE {t} SET progress = ?4
+WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`
+
+	// queueRunningSQL: ?1 queue. It walks the lease index, which holds only
+	// the processing jobs.
+	queueRunningSQL = `SELECT locked_by, count(*) FROM {t}
+WHERE status = 'processing' AND queue = ?1 GROUP BY locked_by`
+
+	// queueAheadSQL: ?1 queue, ?2 priority, ?3 run_at, ?4 id, ?5 now, ?6
+	// limit, ?7 topics (a JSON array, NULL for all). It walks the claim
+	// index from the queue's start up to the place, counting due jobs, at
+	// most ?6 of them.
+	queueAheadSQL = `SELECT count(*) FROM (SELECT 1 FROM {t}
+	WHERE status = 'pending' AND queue = ?1 AND (priority, run_at, id) < (?2, ?3, ?4) AND run_at <= ?5
+		AND (?7 IS NULL OR topic IN (SELECT value FROM json_each(?7)))
+	LIMIT +?6)`
+)
+
 // queries holds the driver's SQL, with the quoted table name filled in.
 type queries struct {
 	// insertRows[i] inserts 1<<i jobs without a unique key.
@@ -94,9 +116,7 @@ SET status = ?4,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
-		// ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON).
-		progress: r.Replace(`UPDATE {t} SET progress = ?4
-WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`),
+		progress: r.Replace(progressSQL),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
@@ -116,18 +136,9 @@ WHERE rowid IN (
 	ORDER BY locked_until
 	LIMIT +?3)
 RETURNING ` + columns),
-		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
-		// ?1 queue. It walks the lease index, which holds only the
-		// processing jobs.
-		queueRunning: r.Replace(`SELECT locked_by, count(*) FROM {t}
-WHERE status = 'processing' AND queue = ?1 GROUP BY locked_by`),
-		// ?1 queue, ?2 priority, ?3 run_at, ?4 id, ?5 now, ?6 limit, ?7
-		// topics (a JSON array, NULL for all). It walks the claim index from the queue's start up to the place,
-		// counting due jobs, at most ?6 of them.
-		queueAhead: r.Replace(`SELECT count(*) FROM (SELECT 1 FROM {t}
-	WHERE status = 'pending' AND queue = ?1 AND (priority, run_at, id) < (?2, ?3, ?4) AND run_at <= ?5
-		AND (?7 IS NULL OR topic IN (SELECT value FROM json_each(?7)))
-	LIMIT +?6)`),
+		get:          r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
+		queueRunning: r.Replace(queueRunningSQL),
+		queueAhead:   r.Replace(queueAheadSQL),
 	}
 	for n := 1; n <= insertRowsMax; n *= 2 {
 		q.insertRows = append(q.insertRows, insertRowsSQL(table, n))
