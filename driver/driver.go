@@ -178,9 +178,9 @@ type Executor interface {
 	// QueueLoad tells how busy one queue is: how many of its jobs each
 	// client holds (processing), and how many of its pending jobs due at
 	// Now (and of Topics, if given) come before a place in claim order
-	// (Priority, then RunAt, then ID), counting at most AheadLimit of them. It reads processing jobs
-	// through their leases, so its cost grows with the jobs running, not
-	// with the table.
+	// (Priority, then RunAt, then ID), counting at most AheadLimit of them.
+	// It reads processing jobs through their leases, so its cost grows
+	// with the jobs running, not with the table.
 	QueueLoad(ctx context.Context, params *QueueLoadParams) (*QueueLoad, error)
 
 	// JobCancel makes the selected pending and processing jobs cancelled,

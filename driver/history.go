@@ -40,11 +40,11 @@ func (j *JobRow) History() []AttemptRecord {
 		return out
 	}
 	latest := AttemptRecord{Attempt: j.Attempt, StartedAt: j.AttemptedAt, ClientID: j.AttemptedBy}
-	if latest.ClientID == "" {
-		latest.ClientID = j.LockedBy // a row claimed before AttemptedBy was kept
-	}
 	switch j.Status {
 	case StatusProcessing:
+		// LockedBy names the holder even if the claim did not set
+		// AttemptedBy (a client of a version that did not).
+		latest.ClientID = j.LockedBy
 		return append(out, latest)
 	case StatusCompleted:
 		latest.EndedAt = j.FinalizedAt

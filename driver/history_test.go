@@ -26,9 +26,9 @@ func TestJobRowHistory(t *testing.T) {
 			driver.JobRow{Status: driver.StatusProcessing, Attempt: 1, AttemptedAt: at(0), AttemptedBy: "a", LockedBy: "a"},
 			[]driver.AttemptRecord{{Attempt: 1, StartedAt: at(0), ClientID: "a"}},
 		},
-		"running, claimed before AttemptedBy was kept": {
-			driver.JobRow{Status: driver.StatusProcessing, Attempt: 1, AttemptedAt: at(0), LockedBy: "a"},
-			[]driver.AttemptRecord{{Attempt: 1, StartedAt: at(0), ClientID: "a"}},
+		"running, claimed by a client that did not set AttemptedBy": {
+			driver.JobRow{Status: driver.StatusProcessing, Attempt: 2, AttemptedAt: at(0), AttemptedBy: "old", LockedBy: "a"},
+			[]driver.AttemptRecord{{Attempt: 2, StartedAt: at(0), ClientID: "a"}},
 		},
 		"completed after failures": {
 			driver.JobRow{Status: driver.StatusCompleted, Attempt: 3, AttemptedAt: at(11), AttemptedBy: "c",

@@ -136,10 +136,11 @@ RETURNING {cols}`
 WHERE locked_until IS NOT NULL AND status = 'processing' AND queue = $1 GROUP BY locked_by`
 
 	// queueAheadSQL: $1 queue, $2 priority, $3 run_at, $4 id, $5 now, $6
-	// limit, $7 topics (NULL for all). It walks the claim index from the queue's start up to the
-	// place, counting due jobs, at most $6 of them. The ORDER BY, which
-	// the index gives for free, keeps a generic plan from choosing a scan
-	// of the whole table that would stop after $6 matches.
+	// limit, $7 topics (NULL for all). It walks the claim index from the
+	// queue's start up to the place, counting due jobs, at most $6 of
+	// them. The ORDER BY, which the index gives for free, keeps a generic
+	// plan from choosing a scan of the whole table that would stop after
+	// $6 matches.
 	queueAheadSQL = `SELECT count(*) FROM (SELECT FROM {t}
 	WHERE status = 'pending' AND queue = $1 AND (priority, run_at, id) < ($2, $3, $4) AND run_at <= $5
 		AND ($7::text[] IS NULL OR topic = ANY($7::text[]))

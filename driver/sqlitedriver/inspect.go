@@ -130,8 +130,7 @@ func (r runner) counts(ctx context.Context, c *filtersql.Query, st *driver.JobSt
 }
 
 // QueueLoad counts a queue's running jobs by holder, then the due jobs
-// ahead of a place in claim order (see queries.queueRunning and
-// queries.queueAhead).
+// ahead of a place in claim order (see queueRunningSQL and queueAheadSQL).
 func (e *executor) QueueLoad(ctx context.Context, p *driver.QueueLoadParams) (*driver.QueueLoad, error) {
 	switch {
 	case p == nil:
