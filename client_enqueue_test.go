@@ -274,6 +274,8 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		{"MaxPayloadBytes", sluice.Config{MaxPayloadBytes: -1}},
 		{"LeaseDuration", sluice.Config{LeaseDuration: 2}},
 		{"PollInterval", sluice.Config{PollInterval: time.Microsecond}},
+		{"ProgressInterval", sluice.Config{ProgressInterval: -time.Second}},
+		{"ProgressInterval", sluice.Config{ProgressInterval: 9 * time.Millisecond}},
 		{"Queues", sluice.Config{Workers: noteWorkers(), Queues: map[string]sluice.QueueConfig{"default": {}}}},
 	}
 	for _, tt := range tests {

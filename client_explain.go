@@ -23,9 +23,16 @@ const (
 	// ReasonNoWorker: the job is due, but no client with a worker for its
 	// topic working its queue has been seen recently.
 	ReasonNoWorker ExplainReason = "no_worker"
-	// ReasonQueueBusy: the job is due and a client can work it, but the
-	// queue's workers are busy with other jobs.
+	// ReasonQueueBusy: the job is due and a client can work it, but every
+	// worker of its queue on the clients that can work it is busy with
+	// another job (or, for clients that did not record their worker
+	// counts, may be).
 	ReasonQueueBusy ExplainReason = "queue_busy"
+	// ReasonFreeWorker: the job is due and a client that can work it has
+	// a free worker for its queue: it should be claimed within about a
+	// poll interval. A job that stays here points at a client that cannot
+	// claim (stuck, or unable to reach the database).
+	ReasonFreeWorker ExplainReason = "free_worker"
 	// ReasonRunning: a live client is working the job.
 	ReasonRunning ExplainReason = "running"
 	// ReasonHolderSilent: the job is held by a client that has not been
@@ -49,9 +56,11 @@ type Explanation struct {
 
 // Explain says what holds the job with the given ID: finished (how), scheduled
 // for later or waiting on a retry's backoff (until when), no client with a
-// worker for its topic seen recently, its queue's workers busy, or held by a
-// client (running, or silent for how long). An unknown ID returns an error
-// matching ErrNotFound.
+// worker for its topic seen recently, its queue's workers all busy, a free
+// worker that should claim it soon, or held by a client (running, or silent
+// for how long). For a due job it also says how many due jobs of its queue
+// come before it in claim order. An unknown ID returns an error matching
+// ErrNotFound.
 func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, error) {
 	job, err := c.exec.JobGet(ctx, &driver.JobGetParams{ID: id})
 	if err != nil {
@@ -71,32 +80,81 @@ func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, err
 		ex.Reason, ex.Text = explainHeld(job, clients, now)
 		return ex, nil
 	}
-	var able int
-	for _, cl := range clients {
-		if now.Sub(cl.SeenAt) <= clientSeenWithin && slices.Contains(cl.Topics, job.Topic) && slices.Contains(cl.Queues, job.Queue) {
-			able++
-		}
-	}
-	if able == 0 {
-		ex.Reason = ReasonNoWorker
-		ex.Text = fmt.Sprintf("due since %s, but no client with a worker for topic %q working queue %q has been seen in the last %s",
-			stamp(job.RunAt), job.Topic, job.Queue, clientSeenWithin)
-		return ex, nil
-	}
-	st, err := c.exec.JobStats(ctx, &driver.JobStatsParams{
-		Filter: driver.JobFilter{Queues: []string{job.Queue}, Statuses: []JobStatus{StatusProcessing}}, Since: now,
-	})
+	ex.Reason, ex.Text, err = c.explainDue(ctx, job, clients, now)
 	if err != nil {
 		return nil, fmt.Errorf("explain job %s: %w", id, err)
 	}
-	running := 0
-	for _, n := range st.Counts {
-		running += n.Count
-	}
-	ex.Reason = ReasonQueueBusy
-	ex.Text = fmt.Sprintf("due since %s and waiting for a free worker: %d client(s) can work it, and %d job(s) of queue %q are running",
-		stamp(job.RunAt), able, running, job.Queue)
 	return ex, nil
+}
+
+// explainAheadLimit is the most jobs ahead of a due job Explain counts.
+const explainAheadLimit = 10_000
+
+// explainDue explains a due pending job by the capacity of the live
+// clients that can work it: their worker counts for its queue, and the
+// jobs of the queue they run.
+func (c *Client[TTx]) explainDue(ctx context.Context, job *JobRow, clients []*driver.ClientRow, now time.Time,
+) (ExplainReason, string, error) {
+	due := "due since " + stamp(job.RunAt)
+	var able []*driver.ClientRow
+	for _, cl := range clients {
+		if now.Sub(cl.SeenAt) <= clientSeenWithin && slices.Contains(cl.Topics, job.Topic) && slices.Contains(cl.Queues, job.Queue) {
+			able = append(able, cl)
+		}
+	}
+	if len(able) == 0 {
+		return ReasonNoWorker, fmt.Sprintf("%s, but no client with a worker for topic %q working queue %q has been seen in the last %s",
+			due, job.Topic, job.Queue, clientSeenWithin), nil
+	}
+	// The jobs ahead that matter are those the able clients would claim
+	// first: of the topics they work.
+	var topics []string
+	for _, cl := range able {
+		topics = append(topics, cl.Topics...)
+	}
+	slices.Sort(topics)
+	load, err := c.exec.QueueLoad(ctx, &driver.QueueLoadParams{Queue: job.Queue, Now: now,
+		Priority: job.Priority, RunAt: job.RunAt, ID: job.ID, Topics: slices.Compact(topics),
+		AheadLimit: explainAheadLimit})
+	if err != nil {
+		return "", "", err
+	}
+	var workers, busy, running, uncounted int
+	for _, cl := range able {
+		running += load.Running[cl.ID]
+		n, ok := cl.MaxWorkers[job.Queue]
+		if !ok {
+			uncounted++
+			continue
+		}
+		workers += n
+		busy += min(load.Running[cl.ID], n)
+	}
+	ahead := aheadText(load.Ahead, job.Queue)
+	switch {
+	case busy < workers:
+		return ReasonFreeWorker, fmt.Sprintf("%s, and %d of the %d worker(s) of queue %q on the %d client(s) that can work it are free: "+
+			"it should be claimed within about a poll interval (%s for this client); %s",
+			due, workers-busy, workers, job.Queue, len(able), c.cfg.PollInterval, ahead), nil
+	case uncounted > 0:
+		return ReasonQueueBusy, fmt.Sprintf("%s and waiting for a free worker, perhaps: %d client(s) can work it and run %d job(s) of queue %q, "+
+			"but %d of them recorded no worker counts; %s",
+			due, len(able), running, job.Queue, uncounted, ahead), nil
+	}
+	return ReasonQueueBusy, fmt.Sprintf("%s and waiting for a free worker: all %d worker(s) of queue %q on the %d client(s) that can work it are busy; %s",
+		due, workers, job.Queue, len(able), ahead), nil
+}
+
+// aheadText says how many due jobs of queue the clients that can work a
+// job would claim before it.
+func aheadText(n int, queue string) string {
+	switch {
+	case n == 0:
+		return "it is next in claim order"
+	case n >= explainAheadLimit:
+		return fmt.Sprintf("at least %d due job(s) of queue %q come before it in claim order", n, queue)
+	}
+	return fmt.Sprintf("%d due job(s) of queue %q come before it in claim order", n, queue)
 }
 
 // explainIdle explains a finished job, or a pending one due later.

@@ -11,15 +11,15 @@ import (
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
-func TestExplainSaysWhatHoldsAJob(t *testing.T) {
-	t.Parallel()
-	b := newBundle(t)
-	operator := b.client(t, nil)
-	explain := func(id string, want sluice.ExplainReason, words ...string) {
+// explainer returns a function that requires c's explanation of a job to
+// give a reason and contain some words.
+func explainer(t *testing.T, c *sluice.Client[*sql.Tx]) func(id string, want sluice.ExplainReason, words ...string) {
+	return func(id string, want sluice.ExplainReason, words ...string) {
 		t.Helper()
-		ex, err := operator.Explain(t.Context(), id)
+		ex, err := c.Explain(t.Context(), id)
 		require.NoError(t, err)
 		require.Equal(t, id, ex.Job.ID)
 		require.Equal(t, want, ex.Reason, ex.Text)
@@ -27,6 +27,13 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 			require.Contains(t, ex.Text, w)
 		}
 	}
+}
+
+func TestExplainSaysWhatHoldsAJob(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	operator := b.client(t, nil)
+	explain := explainer(t, operator)
 	enqueue := func(c *sluice.Client[*sql.Tx], args sluice.JobArgs, opts *sluice.EnqueueOptions) string {
 		t.Helper()
 		res, err := c.Enqueue(t.Context(), args, opts)
@@ -79,8 +86,11 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 	waitFor(t, c, due, sluice.StatusProcessing)
 	explain(due, sluice.ReasonRunning, "running since")
 	busy := enqueue(operator, noteArgs{N: 4}, nil)
-	// The ghost's job is running in the queue too.
-	explain(busy, sluice.ReasonQueueBusy, "1 client(s)", "2 job(s)")
+	behind := enqueue(operator, noteArgs{N: 5}, nil)
+	// The ghost's job runs in the queue too, but takes no worker of a
+	// client that can work these jobs.
+	explain(busy, sluice.ReasonQueueBusy, `all 1 worker(s) of queue "default" on the 1 client(s)`, "next in claim order")
+	explain(behind, sluice.ReasonQueueBusy, `1 due job(s) of queue "default" come before it`)
 	free()
 
 	failing := enqueue(operator, noteArgs{N: 3}, nil)
@@ -96,4 +106,39 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 	_, err = operator.Cancel(t.Context(), later)
 	require.NoError(t, err)
 	explain(later, sluice.ReasonFinished, "cancelled at")
+}
+
+func TestExplainCountsFreeWorkers(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	// The operator enqueues through a driver of its own, so that the
+	// worker's client is not woken and leaves due jobs to its next poll.
+	operator, err := sluice.NewClient(sqlitedriver.New(b.db), &sluice.Config{Logger: quiet})
+	require.NoError(t, err)
+	explain := explainer(t, operator)
+
+	// A client recorded as earlier versions did, without worker counts:
+	// whether one of its workers is free cannot be known.
+	now := time.Now()
+	require.NoError(t, b.exec.ClientRecord(t.Context(), &driver.ClientRecordParams{Client: driver.ClientRow{
+		ID: "old", Host: "h", PID: 1, Topics: []string{"other"}, Queues: []string{"default"}, StartedAt: now, SeenAt: now,
+	}}))
+	res, err := operator.Enqueue(t.Context(), otherArgs{}, nil)
+	require.NoError(t, err)
+	explain(res.Job.ID, sluice.ReasonQueueBusy, "1 client(s) can work it and run 0 job(s)", "1 of them recorded no worker counts")
+
+	// A client with two idle workers, polling rarely. A job waiting when
+	// it starts shows that its first poll is done: after that, it sleeps.
+	probe, err := operator.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	worker := b.client(t, &sluice.Config{
+		PollInterval: time.Hour,
+		Queues:       map[string]sluice.QueueConfig{"default": {MaxWorkers: 2}},
+		Workers:      workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
+	})
+	waitFor(t, worker, probe.Job.ID, sluice.StatusCompleted)
+	res, err = operator.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	explain(res.Job.ID, sluice.ReasonFreeWorker, `2 of the 2 worker(s) of queue "default" on the 1 client(s)`,
+		"claimed within about a poll interval", "next in claim order")
 }

@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,4 +45,62 @@ func TestFailedJobExplainsItself(t *testing.T) {
 	}
 	require.True(t, last.StartedAt.Equal(row.AttemptedAt), "the last attempt started when the job was last claimed")
 	require.False(t, last.StartedAt.Before(first.At), "attempts do not overlap")
+}
+
+func TestCompletedJobKeepsItsLastAttempt(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	holders := make(chan string, 1)
+	c := b.client(t, &sluice.Config{
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			holders <- job.LockedBy
+			return nil
+		}),
+	})
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, <-holders, row.AttemptedBy, "the client that ran the last attempt")
+	require.Empty(t, row.LockedBy)
+	require.False(t, row.AttemptedAt.IsZero())
+	require.False(t, row.FinalizedAt.Before(row.AttemptedAt))
+}
+
+func TestHistoryListsEveryAttempt(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	running, release := make(chan struct{}), make(chan struct{})
+	c := b.client(t, &sluice.Config{
+		RetryPolicy: quickRetry{},
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			switch job.Attempt {
+			case 1:
+				return errors.New("smtp is down")
+			case 2:
+				return sluice.Snooze(0) // a snooze is not recorded
+			}
+			close(running)
+			<-release
+			return nil
+		}),
+	})
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	<-running
+	row, err := c.Get(t.Context(), res.Job.ID)
+	require.NoError(t, err)
+	history := row.History()
+	require.Len(t, history, 2)
+	failed, current := history[0], history[1]
+	require.Equal(t, 1, failed.Attempt)
+	require.Equal(t, "smtp is down", failed.Error)
+	require.Equal(t, row.AttemptedBy, failed.ClientID)
+	require.False(t, failed.EndedAt.Before(failed.StartedAt))
+	require.Equal(t, sluice.AttemptRecord{Attempt: 3, StartedAt: row.AttemptedAt, ClientID: row.LockedBy}, current,
+		"the running attempt, not ended yet")
+
+	close(release)
+	row = waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	current.EndedAt = row.FinalizedAt
+	require.Equal(t, []sluice.AttemptRecord{failed, current}, row.History())
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // ClientInfo is a started client as it records itself: its ID (the
-// LockedBy of the jobs it holds), host, process ID, topics and queues, when
-// it started and when it was last seen.
+// LockedBy of the jobs it holds), host, process ID, topics, queues and how
+// many jobs of each queue it works at once, when it started and when it
+// was last seen.
 type ClientInfo = driver.ClientRow
 
 // presenceExpiry is how long after a client was last seen its record is
@@ -36,10 +37,12 @@ func (c *Client[TTx]) Clients(ctx context.Context) ([]*ClientInfo, error) {
 // presence returns the record of the run's client, seen now.
 func (c *Client[TTx]) presence(r *run) *driver.ClientRow {
 	host, _ := os.Hostname()
-	row := &driver.ClientRow{ID: r.lockedBy, Host: host, PID: os.Getpid(), Topics: c.topics, StartedAt: c.now()}
+	row := &driver.ClientRow{ID: r.lockedBy, Host: host, PID: os.Getpid(), Topics: c.topics, StartedAt: c.now(),
+		MaxWorkers: make(map[string]int)}
 	for name, q := range c.cfg.Queues {
 		if q.MaxWorkers > 0 {
 			row.Queues = append(row.Queues, name)
+			row.MaxWorkers[name] = q.MaxWorkers
 		}
 	}
 	slices.Sort(row.Queues)

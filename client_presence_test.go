@@ -48,6 +48,7 @@ func TestClientsRecordThemselves(t *testing.T) {
 	require.Equal(t, os.Getpid(), info.PID)
 	require.Equal(t, []string{"note"}, info.Topics)
 	require.Equal(t, []string{"default"}, info.Queues, "queues it works, not those it only enqueues into")
+	require.Equal(t, map[string]int{"default": 2}, info.MaxWorkers)
 	require.Eventually(t, func() bool { return list()[0].SeenAt.After(info.SeenAt) }, 5*time.Second, 10*time.Millisecond,
 		"refreshed at every heartbeat")
 	require.Equal(t, info.StartedAt, list()[0].StartedAt)

@@ -75,7 +75,8 @@ func (r *run) wakeAt(queue string, at time.Time) {
 // Start starts working jobs: one claim loop per queue with workers, a
 // heartbeat that keeps running jobs' leases, a rescuer that takes back
 // jobs of clients that are gone, a check that stops workers whose jobs
-// were cancelled, and a cleaner that deletes expired finished jobs (see
+// were cancelled, a writer of the progress running jobs report (see
+// ReportProgress), and a cleaner that deletes expired finished jobs (see
 // Config.Retention). ctx bounds start-up only and its values
 // reach job contexts; cancelling it later does not stop the client: Stop
 // does. It returns ErrNoWorkers for an insert-only client and
@@ -114,8 +115,11 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	r.maintWG.Go(func() { c.clean(r.maintCtx) })
 	r.maintWG.Go(func() { c.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
+		lease.Every(r.maintCtx, c.cfg.ProgressInterval, func() { c.writeProgress(r.maintCtx, r) })
+	})
+	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,
-			func(queue string) { r.wake(queue, true) })
+			func(row *driver.JobRow) { c.rescued(r, row) })
 	})
 	if m, ok := c.driver.(driver.Maintainer); ok {
 		r.maintWG.Go(func() { m.Maintain(r.maintCtx, c.cfg.Logger) })
@@ -123,6 +127,15 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.run.Store(r)
 	c.cfg.Logger.Debug("sluice: client started", "client_id", r.lockedBy, "topics", c.topics)
 	return nil
+}
+
+// rescued reports a job the run's rescuer took back, and wakes its queue
+// if the job can run again.
+func (c *Client[TTx]) rescued(r *run, row *driver.JobRow) {
+	if row.Status == StatusPending {
+		r.wake(row.Queue, true)
+	}
+	c.emit(EventRescued, row, c.now().Sub(row.AttemptedAt))
 }
 
 func (c *Client[TTx]) newRun(ctx context.Context) *run {

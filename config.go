@@ -28,6 +28,9 @@ const (
 	DefaultMaxPayloadBytes = 1 << 20
 	// DefaultLeaseDuration is how long a claim lasts without a heartbeat.
 	DefaultLeaseDuration = 30 * time.Second
+	// DefaultProgressInterval is how often a client writes the progress
+	// its running jobs report.
+	DefaultProgressInterval = time.Second
 )
 
 // Config configures a Client. The zero value (or nil) is a valid
@@ -96,6 +99,12 @@ type Config struct {
 	// Default half of LeaseDuration.
 	RescueInterval time.Duration
 
+	// ProgressInterval is how often a started client writes the progress
+	// its running jobs reported with ReportProgress (at least 10 ms): one
+	// write per interval for all jobs whose progress changed since the
+	// last, none when nothing changed. Default 1 s.
+	ProgressInterval time.Duration
+
 	// ClientID names this client in the jobs it holds (their LockedBy,
 	// followed by a random suffix per Start). Default host name and
 	// process ID.
@@ -123,6 +132,9 @@ var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 // minLeaseDuration is the shortest lease accepted: a heartbeat every third
 // of it must still be able to reach the database.
 const minLeaseDuration = 100 * time.Millisecond
+
+// minProgressInterval is the shortest ProgressInterval accepted.
+const minProgressInterval = 10 * time.Millisecond
 
 // checkQueues validates Queues: valid names, no negative worker counts, and
 // at least one queue with workers for a client that has workers.
@@ -171,6 +183,7 @@ func (c *Config) withDefaults() (*Config, error) {
 	}{
 		{"PollInterval", &cfg.PollInterval, DefaultPollInterval, time.Millisecond},
 		{"LeaseDuration", &cfg.LeaseDuration, DefaultLeaseDuration, minLeaseDuration},
+		{"ProgressInterval", &cfg.ProgressInterval, DefaultProgressInterval, minProgressInterval},
 	}
 	for _, d := range durations {
 		*d.v = orDefault(*d.v, d.def)

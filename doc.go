@@ -44,7 +44,17 @@
 // once its retries are used up), [Snooze] to run it again later without
 // spending a retry, or [Cancel] to end it. A panic is recovered and recorded
 // with its stack. Each job runs under a timeout ([Config.JobTimeout], 10
-// minutes by default).
+// minutes by default). A worker may report how far it got with
+// [ReportProgress], which the client stores at a bounded rate.
+//
+// # Operating the queue
+//
+// [Client.Get], [Client.List] and [Client.Stats] inspect jobs; a job's
+// [JobRow.History] lists its attempts with when, where and how each ended.
+// [Client.Cancel], [Client.Requeue], [Client.Delete] and [Client.RetryNow]
+// act on jobs; [Client.Explain] says in plain words what holds one; and
+// [Client.Subscribe] reports, in the same process, what happens to jobs.
+// docs/operations.md in the repository tells the whole story.
 //
 // # Guarantees
 //

@@ -13,10 +13,16 @@ type EventKind string
 const (
 	// EventEnqueued: the job was enqueued and committed (jobs enqueued in
 	// a caller's transaction are not reported: the client cannot know
-	// whether it commits).
+	// whether it commits). It is sent once the enqueue returns, so a
+	// worker may have started the job, and its started event come, first.
 	EventEnqueued EventKind = "enqueued"
 	// EventStarted: this client started working the job.
 	EventStarted EventKind = "started"
+	// EventProgressed: the progress this client's worker reported with
+	// ReportProgress was stored on the job (Job.Progress); at most one per
+	// job per Config.ProgressInterval. Duration is how long the attempt
+	// has run.
+	EventProgressed EventKind = "progressed"
 	// EventCompleted: the job completed.
 	EventCompleted EventKind = "completed"
 	// EventFailed: the job failed for good.
@@ -28,6 +34,13 @@ const (
 	// EventCancelled: the worker cancelled the job, or this client's
 	// Cancel or CancelMany did.
 	EventCancelled EventKind = "cancelled"
+	// EventRescued: this client's rescuer took the job back from a client
+	// whose lease on it expired (that client is presumed gone), and
+	// recorded the lost attempt in its Errors. The job is pending again,
+	// or failed when it had no retries left (Job.Status says which; no
+	// EventFailed is sent for it). Job is the job as the rescue left it;
+	// Duration is how long before the rescue the lost attempt started.
+	EventRescued EventKind = "rescued"
 )
 
 // Event is one thing that happened to a job, as seen by this client.
@@ -39,7 +52,9 @@ type Event struct {
 	Job *JobRow
 	// At is when it happened, by the client's clock.
 	At time.Time
-	// Duration is, for an attempt's outcome, how long the attempt ran.
+	// Duration is, for an attempt's outcome, how long the attempt ran;
+	// for EventProgressed, how long it has run so far; for EventRescued,
+	// how long before the rescue the lost attempt started.
 	Duration time.Duration
 }
 

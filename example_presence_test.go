@@ -23,7 +23,7 @@ func ExampleClient_Clients() {
 		log.Fatal(err)
 	}
 	for _, info := range infos {
-		fmt.Println(info.Topics, info.Queues, info.SeenAt.Sub(info.StartedAt) >= 0)
+		fmt.Println(info.Topics, info.Queues, info.MaxWorkers, info.SeenAt.Sub(info.StartedAt) >= 0)
 	}
 	if err := client.Stop(ctx); err != nil {
 		log.Fatal(err)
@@ -34,7 +34,7 @@ func ExampleClient_Clients() {
 	}
 	fmt.Println(len(infos), "after Stop")
 	// Output:
-	// [mail_digest] [default] true
+	// [mail_digest] [default] map[default:10] true
 	// 0 after Stop
 }
 

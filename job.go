@@ -23,6 +23,11 @@ type JobStatus = driver.JobStatus
 // AttemptError is the recorded error of one failed attempt.
 type AttemptError = driver.AttemptError
 
+// AttemptRecord is one attempt of a job, as JobRow.History tells it: its
+// number, when it started and ended, which client ran it, and its error,
+// if it failed.
+type AttemptRecord = driver.AttemptRecord
+
 // The statuses a job can have: pending, then processing, then completed,
 // failed (retries used up: the dead letter) or cancelled. A job waiting to be
 // retried is pending with a later RunAt.

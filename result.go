@@ -7,8 +7,8 @@ import (
 	"fmt"
 )
 
-// ErrNotJobContext is returned by SetResult when given a context that no
-// client handed to a worker.
+// ErrNotJobContext is returned by SetResult and ReportProgress when given a
+// context that no client handed to a worker.
 var ErrNotJobContext = errors.New("sluice: not a job's context")
 
 // jobRunKey is the context key under which a job's context carries its

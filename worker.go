@@ -143,6 +143,11 @@ type jobRun struct {
 	revoked atomic.Bool
 	// result is what the worker passed to SetResult, as JSON.
 	result atomic.Pointer[[]byte]
+	// progress is what the worker last passed to ReportProgress, and
+	// progressWritten the report last written to the database; only the
+	// run's progress writer touches progressWritten.
+	progress        atomic.Pointer[JobProgress]
+	progressWritten *JobProgress
 	// finished is set by whichever ends the run first: the worker
 	// returning, or the client abandoning a worker that ignores its
 	// context.

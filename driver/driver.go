@@ -20,7 +20,8 @@
 // return every time in UTC, including those inside Errors.
 //
 // A time field that is unset (FinalizedAt before a job is final, say) is the
-// zero time; an empty Errors or Result is nil, never JSON null.
+// zero time; an empty Errors or Result is nil, never JSON null, and a job
+// without progress has a nil Progress.
 //
 // # Fencing
 //
@@ -30,16 +31,19 @@
 // run back by raising MaxRetries instead), so (ID, Attempt) names one claim of
 // a job for all time, and with LockedBy and AttemptedAt it identifies that
 // claim: [Executor.JobFinalize] matches only rows that are still processing
-// under the same claim, and reports which rows it matched, and
-// [Executor.JobHeartbeat] extends only the claims of one client. A row that
-// was rescued, cancelled, deleted or already finalized is left as it is.
+// under the same claim, [Executor.JobProgress] only rows still processing
+// under the same (ID, Attempt, LockedBy), and both report which rows they
+// matched; [Executor.JobHeartbeat] extends only the claims of one client. A
+// row that was rescued, cancelled, deleted or already finalized is left as
+// it is.
 //
 // AttemptedAt is part of the name for claims a database forgets: a claim
 // committed without waiting for its write to reach disk (as pgxdriver's
 // are) is lost if the server crashes, and the job, pending again at its
 // previous Attempt, may be claimed again by the same client under the same
 // (ID, Attempt, LockedBy). The new claim's AttemptedAt is later, so the lost
-// claim's outcome matches nothing.
+// claim's outcome matches nothing. (A lost claim's progress may show on the
+// new claim until the new one reports its own; it changes nothing else.)
 //
 // # Transactions and cancelled contexts
 //
@@ -133,10 +137,11 @@ type Executor interface {
 	// JobClaim claims up to Limit pending jobs of one queue whose RunAt is
 	// at or before Now and whose Topic is one of Topics, in order of
 	// Priority (smaller first), then RunAt, then ID. Each claimed job becomes
-	// processing with LockedBy set to ClientID, LockedUntil to LockedUntil,
-	// AttemptedAt to Now, and Attempt incremented by one. It returns the
-	// claimed jobs as they are after the claim, in claim order. A job is
-	// claimed by at most one caller, however many claim at once.
+	// processing with LockedBy and AttemptedBy set to ClientID, LockedUntil
+	// to LockedUntil, AttemptedAt to Now, and Attempt incremented by one.
+	// It returns the claimed jobs as they are after the claim, in claim
+	// order. A job is claimed by at most one caller, however many claim at
+	// once.
 	JobClaim(ctx context.Context, params *JobClaimParams) ([]*JobRow, error)
 
 	// JobFinalize ends claims: each item moves a job that is still
@@ -144,6 +149,12 @@ type Executor interface {
 	// as the item says. It returns, in the same order, whether each item
 	// matched. Items that do not match change nothing.
 	JobFinalize(ctx context.Context, params *JobFinalizeParams) ([]bool, error)
+
+	// JobProgress sets the Progress of running jobs: each item sets it on a
+	// job that is still processing under the claim (ID, Attempt, LockedBy)
+	// and changes nothing else. It returns, in the same order, whether each
+	// item matched. Items that do not match change nothing.
+	JobProgress(ctx context.Context, params *JobProgressParams) ([]bool, error)
 
 	// JobHeartbeat sets LockedUntil on every job that is processing with
 	// LockedBy equal to ClientID, in one statement, and returns how many it
@@ -153,7 +164,9 @@ type Executor interface {
 
 	// JobRescue takes back up to Limit jobs that are processing with a
 	// LockedUntil before Now: their holder is presumed gone. Each has the
-	// error Error recorded for its attempt. A job with retries left (Attempt
+	// error Error recorded for its attempt, with the attempt's number,
+	// start (AttemptedAt) and client (LockedBy) as they were at the rescue.
+	// AttemptedAt and AttemptedBy are kept. A job with retries left (Attempt
 	// <= MaxRetries) becomes pending with RunAt set to Now; a job without
 	// becomes failed with FinalizedAt set to Now. It returns the jobs as they
 	// are after the rescue.
@@ -171,6 +184,14 @@ type Executor interface {
 	// JobStats counts the jobs Filter selects by status, topic and queue,
 	// and sums up the outcomes of those finalized since Since.
 	JobStats(ctx context.Context, params *JobStatsParams) (*JobStats, error)
+
+	// QueueLoad tells how busy one queue is: how many of its jobs each
+	// client holds (processing), and how many of its pending jobs due at
+	// Now (and of Topics, if given) come before a place in claim order
+	// (Priority, then RunAt, then ID), counting at most AheadLimit of them.
+	// It reads processing jobs through their leases, so its cost grows
+	// with the jobs running, not with the table.
+	QueueLoad(ctx context.Context, params *QueueLoadParams) (*QueueLoad, error)
 
 	// JobCancel makes the selected pending and processing jobs cancelled,
 	// with FinalizedAt set to Now and no claim; a processing job's holder
@@ -276,6 +297,11 @@ type JobRow struct {
 	// AttemptedAt is when the latest attempt was claimed; zero before the
 	// first.
 	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	// AttemptedBy is the ID of the client that claimed the latest attempt,
+	// kept after the attempt ends; empty before the first. With
+	// AttemptedAt and FinalizedAt it tells when and where the last attempt
+	// ran.
+	AttemptedBy string `json:"attempted_by,omitempty"`
 	// FinalizedAt is when the job reached a final status; zero until then.
 	FinalizedAt time.Time `json:"finalized_at,omitzero"`
 	// LockedUntil is when the current claim's lease ends; zero unless the
@@ -292,6 +318,9 @@ type JobRow struct {
 	Errors []AttemptError `json:"errors,omitempty"`
 	// Result is the JSON a worker stored when it completed the job, if any.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Progress is the latest progress stored while the job ran, if any,
+	// kept after the attempt ends.
+	Progress *JobProgress `json:"progress,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older
@@ -309,8 +338,8 @@ type AttemptError struct {
 	// Trace is the stack of a panic, if the attempt panicked.
 	Trace string `json:"trace,omitempty"`
 	// StartedAt is when the attempt was claimed, and ClientID the client
-	// that ran it; both are unset for an attempt whose client was gone
-	// (its lease expired) and for entries that record no run.
+	// that ran it; both are unset for entries that record no run (a
+	// requeue).
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ClientID  string    `json:"client_id,omitempty"`
 }
@@ -408,7 +437,8 @@ type JobRescueParams struct {
 	// Now is the current time; leases that ended before it are expired.
 	Now time.Time
 	// Error is the error recorded for each rescued job's lost attempt; its
-	// Attempt field is ignored and the job's own attempt is recorded.
+	// Attempt, StartedAt and ClientID fields are ignored and the job's own
+	// attempt, AttemptedAt and LockedBy are recorded.
 	Error AttemptError
 	// Limit is the most jobs to rescue in one call; at least 1.
 	Limit int

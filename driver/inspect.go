@@ -77,3 +77,33 @@ type JobCount struct {
 	Queue  string
 	Count  int
 }
+
+// QueueLoadParams are the params of [Executor.QueueLoad].
+type QueueLoadParams struct {
+	// Queue is the queue.
+	Queue string
+	// Now is the current time: pending jobs whose RunAt is at or before it
+	// are due.
+	Now time.Time
+	// Priority, RunAt and ID are a place in claim order, usually a pending
+	// job's own: the due pending jobs that a claim takes before it are
+	// counted as ahead (the job itself is not).
+	Priority int
+	RunAt    time.Time
+	ID       string
+	// Topics, when not empty, counts as ahead only jobs of these topics:
+	// those that the clients able to claim the job would claim first.
+	Topics []string
+	// AheadLimit is the most jobs counted as ahead; at least 1.
+	AheadLimit int
+}
+
+// QueueLoad is the outcome of [Executor.QueueLoad].
+type QueueLoad struct {
+	// Running is how many processing jobs of the queue each client holds,
+	// by LockedBy; empty, not nil, when none is running.
+	Running map[string]int
+	// Ahead is how many due pending jobs of the queue come before the
+	// place in claim order, at most AheadLimit.
+	Ahead int
+}

@@ -13,6 +13,10 @@ type ClientRow struct {
 	// works.
 	Topics []string `json:"topics"`
 	Queues []string `json:"queues"`
+	// MaxWorkers is how many jobs of each of its Queues it works at once,
+	// by queue name. It is nil in the records of clients that did not
+	// record their worker counts (earlier versions).
+	MaxWorkers map[string]int `json:"max_workers,omitempty"`
 	// StartedAt is when it started; SeenAt when it last recorded itself.
 	StartedAt time.Time `json:"started_at"`
 	SeenAt    time.Time `json:"seen_at"`

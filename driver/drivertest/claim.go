@@ -13,8 +13,9 @@ import (
 
 func claimCases[TTx any]() []testCase[TTx] {
 	return []testCase[TTx]{
-		// A claim sets status, LockedBy, LockedUntil, AttemptedAt and
-		// Attempt, changes nothing else, and returns the job as stored.
+		// A claim sets status, LockedBy, AttemptedBy, LockedUntil,
+		// AttemptedAt and Attempt, changes nothing else, and returns the
+		// job as stored.
 		{name: "Fields", twin: true, fn: testClaimFields[TTx]},
 		// Only jobs whose RunAt is at or before Now are claimed, to the
 		// microsecond; a delayed job is claimed once Now reaches its RunAt.

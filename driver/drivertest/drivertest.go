@@ -35,8 +35,8 @@ type Setup[TTx any] struct {
 // subtest and must register its own cleanup with t.Cleanup.
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
-// Heartbeat, Rescue, Get, List, Stats, Act, Clean, Presence, History,
-// Migrate, CancelledContext, Notifier).
+// Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Act, Clean,
+// Presence, History, Migrate, CancelledContext, Notifier).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
 // [driver.Driver.UnwrapExecutor] on a transaction that is then committed
@@ -52,11 +52,13 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Unique", uniqueCases[TTx]()},
 		{"Claim", claimCases[TTx]()},
 		{"Finalize", finalizeCases[TTx]()},
+		{"Progress", progressCases[TTx]()},
 		{"Heartbeat", heartbeatCases[TTx]()},
 		{"Rescue", rescueCases[TTx]()},
 		{"Get", getCases[TTx]()},
 		{"List", listCases[TTx]()},
 		{"Stats", statsCases[TTx]()},
+		{"QueueLoad", queueLoadCases[TTx]()},
 		{"Act", actCases[TTx]()},
 		{"Clean", cleanCases[TTx]()},
 		{"Presence", presenceCases[TTx]()},

@@ -35,6 +35,7 @@ func testHistoryAttempts[TTx any](h *harness[TTx], m mode) {
 	want.Status = driver.StatusPending
 	want.RunAt = h.at(2 * time.Minute)
 	want.AttemptedAt = h.at(time.Minute)
+	want.AttemptedBy = client2
 	want.LockedBy, want.LockedUntil = "", time.Time{}
 	h.requireStored(want)
 }

@@ -97,12 +97,13 @@ func rescueMode[TTx any](h *harness[TTx], m mode, p *driver.JobRescueParams) []*
 	return rows
 }
 
-// rescueParams rescues up to 100 jobs at now. The error's Attempt is one
-// the driver must ignore.
+// rescueParams rescues up to 100 jobs at now. The error's Attempt,
+// StartedAt and ClientID are ones the driver must ignore.
 func rescueParams(now time.Time) *driver.JobRescueParams {
 	return &driver.JobRescueParams{
-		Now:   now,
-		Error: driver.AttemptError{Attempt: 99, At: now, Error: "lease expired", Trace: "rescued"},
+		Now: now,
+		Error: driver.AttemptError{Attempt: 99, At: now, Error: "lease expired", Trace: "rescued",
+			StartedAt: now.Add(-time.Hour), ClientID: "not-the-holder"},
 		Limit: 100,
 	}
 }
@@ -110,7 +111,7 @@ func rescueParams(now time.Time) *driver.JobRescueParams {
 // rescuedRow is what a rescue by p must leave of the expired claim row.
 func rescuedRow(row *driver.JobRow, p *driver.JobRescueParams) *driver.JobRow {
 	e := p.Error
-	e.Attempt = row.Attempt
+	e.Attempt, e.StartedAt, e.ClientID = row.Attempt, row.AttemptedAt, row.LockedBy
 	if row.Attempt <= row.MaxRetries {
 		w := unlocked(row, driver.StatusPending)
 		w.RunAt = p.Now

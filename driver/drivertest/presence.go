@@ -12,6 +12,8 @@ func presenceCases[TTx any]() []testCase[TTx] {
 	return []testCase[TTx]{
 		// A client records itself, refreshes its record keeping StartedAt,
 		// and forgets it; records are listed by ID, seen since a time.
+		// Worker counts round-trip, and a record without them (as older
+		// clients write) has none.
 		{name: "Record", twin: true, fn: testPresenceRecord[TTx]},
 		// Recording prunes the records of clients gone since PruneBefore,
 		// never the recording client's own.
@@ -24,7 +26,7 @@ func presenceCases[TTx any]() []testCase[TTx] {
 func (h *harness[TTx]) clientRow(id string, seen time.Time) driver.ClientRow {
 	return driver.ClientRow{
 		ID: id, Host: "host-" + id, PID: 4242, Topics: []string{"a", "b"}, Queues: []string{"default"},
-		StartedAt: h.base, SeenAt: seen,
+		MaxWorkers: map[string]int{"default": 4}, StartedAt: h.base, SeenAt: seen,
 	}
 }
 
@@ -56,6 +58,7 @@ func (h *harness[TTx]) requireClients(want []driver.ClientRow, got []*driver.Cli
 		require.Equal(h.t, w.PID, g.PID)
 		require.Equal(h.t, w.Topics, g.Topics)
 		require.Equal(h.t, w.Queues, g.Queues)
+		require.Equal(h.t, w.MaxWorkers, g.MaxWorkers)
 		requireTime(h.t, w.StartedAt, g.StartedAt, w.ID+": StartedAt")
 		requireTime(h.t, w.SeenAt, g.SeenAt, w.ID+": SeenAt")
 	}
@@ -63,7 +66,7 @@ func (h *harness[TTx]) requireClients(want []driver.ClientRow, got []*driver.Cli
 
 func testPresenceRecord[TTx any](h *harness[TTx], m mode) {
 	a, b := h.clientRow(client2, h.base), h.clientRow(client1, h.base)
-	b.Topics, b.Queues = nil, []string{}
+	b.Topics, b.Queues, b.MaxWorkers = nil, []string{}, nil
 	h.recordVia(m, &driver.ClientRecordParams{Client: a})
 	h.recordVia(m, &driver.ClientRecordParams{Client: b})
 	b.Topics = []string{} // nil is stored as none
@@ -73,6 +76,7 @@ func testPresenceRecord[TTx any](h *harness[TTx], m mode) {
 	again := h.clientRow(client2, h.at(time.Minute))
 	again.StartedAt = h.at(time.Minute)
 	again.Topics = []string{"c"}
+	again.Queues, again.MaxWorkers = []string{"default", "mail"}, map[string]int{"default": 1, "mail": 20}
 	h.recordVia(m, &driver.ClientRecordParams{Client: again})
 	again.StartedAt = h.base
 	h.requireClients([]driver.ClientRow{again}, h.clients(h.at(time.Second)))

@@ -35,6 +35,10 @@ func cloneRow(r *driver.JobRow) *driver.JobRow {
 	c.Payload = bytes.Clone(r.Payload)
 	c.Result = bytes.Clone(r.Result)
 	c.Errors = slices.Clone(r.Errors)
+	if r.Progress != nil {
+		p := *r.Progress
+		c.Progress = &p
+	}
 	return &c
 }
 
@@ -47,6 +51,7 @@ func claimedRow(r *driver.JobRow, client string, now, until time.Time) *driver.J
 	w.LockedBy = client
 	w.LockedUntil = until
 	w.AttemptedAt = now
+	w.AttemptedBy = client
 	return w
 }
 
@@ -81,6 +86,7 @@ func requireRow(t *testing.T, want, got *driver.JobRow) {
 	require.Equal(t, want.Attempt, got.Attempt, msg("Attempt"))
 	require.Equal(t, want.MaxRetries, got.MaxRetries, msg("MaxRetries"))
 	require.Equal(t, want.LockedBy, got.LockedBy, msg("LockedBy"))
+	require.Equal(t, want.AttemptedBy, got.AttemptedBy, msg("AttemptedBy"))
 	require.Equal(t, want.UniqueKey, got.UniqueKey, msg("UniqueKey"))
 	requireJSON(t, want.Payload, got.Payload, msg("Payload"))
 	requireJSON(t, want.Result, got.Result, msg("Result"))
@@ -90,6 +96,21 @@ func requireRow(t *testing.T, want, got *driver.JobRow) {
 	requireTime(t, want.FinalizedAt, got.FinalizedAt, msg("FinalizedAt"))
 	requireTime(t, want.LockedUntil, got.LockedUntil, msg("LockedUntil"))
 	requireErrors(t, want.Errors, got.Errors, msg("Errors"))
+	requireProgress(t, want.Progress, got.Progress, msg("Progress"))
+}
+
+// requireProgress requires got to be the progress want (both nil counts).
+func requireProgress(t *testing.T, want, got *driver.JobProgress, msg string) {
+	t.Helper()
+	if want == nil {
+		require.Nilf(t, got, "%s: want none", msg)
+		return
+	}
+	require.NotNilf(t, got, "%s: want %+v, got none", msg, *want)
+	require.Equal(t, want.Attempt, got.Attempt, msg+".Attempt")
+	require.Equal(t, want.Percent, got.Percent, msg+".Percent")
+	require.Equal(t, want.Message, got.Message, msg+".Message")
+	requireTime(t, want.At, got.At, msg+".At")
 }
 
 // requireTime requires got to be the instant want (both zero counts), and a

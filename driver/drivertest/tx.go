@@ -145,6 +145,12 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 			}})
 			return err
 		}},
+		{"JobProgress", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.JobProgress(ctx, &driver.JobProgressParams{Jobs: []*driver.JobProgressUpdate{
+				progressing(claimed, 50, "half", h.at(time.Second)),
+			}})
+			return err
+		}},
 		{"JobHeartbeat", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobHeartbeat(ctx, &driver.JobHeartbeatParams{ClientID: client1, LockedUntil: h.at(time.Hour)})
 			return err
@@ -163,6 +169,11 @@ func cancelOps[TTx any](h *harness[TTx], claimed, pending *driver.JobRow, fresh 
 		}},
 		{"JobStats", func(ctx context.Context, ex driver.Executor) error {
 			_, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: h.base})
+			return err
+		}},
+		{"QueueLoad", func(ctx context.Context, ex driver.Executor) error {
+			_, err := ex.QueueLoad(ctx, &driver.QueueLoadParams{Queue: pending.Queue, Now: h.base,
+				Priority: pending.Priority, RunAt: pending.RunAt, ID: pending.ID, AheadLimit: 10})
 			return err
 		}},
 		{"JobCancel", func(ctx context.Context, ex driver.Executor) error {

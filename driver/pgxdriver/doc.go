@@ -51,10 +51,12 @@
 //
 // Every claim and completion leaves a dead row version, and a dead entry
 // in the pending index that later claims step over until a vacuum removes
-// it. Autovacuum visits a table at most once a minute, and never on a
-// server with autovacuum off, so a running client vacuums the table itself
-// when dead tuples pile up ([Driver.Maintain]; [WithoutVacuum] turns it
-// off).
+// it. A progress write leaves a dead row version too (at most one per
+// running job per progress interval), but no index entry: the progress
+// column is in no index, so the update is HOT when the page has room.
+// Autovacuum visits a table at most once a minute, and never on a server
+// with autovacuum off, so a running client vacuums the table itself when
+// dead tuples pile up ([Driver.Maintain]; [WithoutVacuum] turns it off).
 //
 // # Running the migrations with another tool
 //

@@ -19,3 +19,11 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 // FinalizeQuery returns the driver's finalize SQL, for tests that check
 // its plan.
 func (d *Driver) FinalizeQuery() string { return d.q.finalize }
+
+// ProgressQuery returns the driver's progress SQL, for tests that check its
+// plan.
+func (d *Driver) ProgressQuery() string { return d.q.progress }
+
+// QueueLoadQueries returns the driver's queue load SQL, for tests that
+// check their plans.
+func (d *Driver) QueueLoadQueries() (running, ahead string) { return d.q.queueRunning, d.q.queueAhead }

@@ -3,6 +3,7 @@ package pgxdriver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -134,4 +135,55 @@ func (e *executor) countBy(ctx context.Context, db dbtx, q *filtersql.Query, st 
 		return nil
 	})
 	return err
+}
+
+// QueueLoad counts a queue's running jobs by holder and the due jobs ahead
+// of a place in claim order (see queueRunningSQL and queueAheadSQL) in one
+// round trip.
+func (e *executor) QueueLoad(ctx context.Context, p *driver.QueueLoadParams) (*driver.QueueLoad, error) {
+	const op = "queue load"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	switch {
+	case p == nil:
+		return nil, errors.New("pgxdriver: queue load: nil params")
+	case p.AheadLimit < 1:
+		return nil, fmt.Errorf("pgxdriver: queue load: ahead limit %d is less than 1", p.AheadLimit)
+	}
+	id, ok := parseUUID(p.ID)
+	if !ok {
+		return nil, fmt.Errorf("pgxdriver: queue load: %q is not a job ID", p.ID)
+	}
+	load := &driver.QueueLoad{Running: map[string]int{}}
+	err := e.atomic(ctx, func(db dbtx) error {
+		b := &pgx.Batch{}
+		b.Queue(e.d.q.queueRunning, p.Queue)
+		b.Queue(e.d.q.queueAhead, p.Queue, p.Priority, p.RunAt, id, p.Now, p.AheadLimit, p.Topics)
+		br := db.SendBatch(ctx, b)
+		defer br.Close()
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		var (
+			holder string
+			n      int
+		)
+		_, err = pgx.ForEachRow(rows, []any{&holder, &n}, func() error {
+			load.Running[holder] = n
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := br.QueryRow().Scan(&load.Ahead); err != nil {
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return load, nil
 }

@@ -123,3 +123,18 @@ func TestGetInvalidID(t *testing.T) {
 	_, err = d.UnwrapExecutor(tx).JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: []*driver.JobInsert{newJob("q")}})
 	require.NoError(t, err)
 }
+
+// TestClientRecordWithoutWorkerCounts lists a client record written as
+// clients did before they recorded their worker counts.
+func TestClientRecordWithoutWorkerCounts(t *testing.T) {
+	t.Parallel()
+	d, pool, schema := newDriver(t)
+	_, err := pool.Exec(t.Context(), `INSERT INTO `+schema+`.sluice_jobs_clients
+	(id, host, pid, topics, queues, started_at, seen_at) VALUES ('old', 'h', 1, '["t"]', '["default"]', now(), now())`)
+	require.NoError(t, err)
+	clients, err := d.Executor().ClientList(t.Context(), &driver.ClientListParams{})
+	require.NoError(t, err)
+	require.Len(t, clients, 1)
+	require.Equal(t, []string{"default"}, clients[0].Queues)
+	require.Nil(t, clients[0].MaxWorkers)
+}

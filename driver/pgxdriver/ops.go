@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -63,14 +64,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, false, func(rows pgx.Rows) error {
-		var ord int64
-		_, err := pgx.ForEachRow(rows, []any{&ord}, func() error {
-			matched[index[ord-1]] = true
-			return nil
-		})
-		return err
-	})
+	err = e.queryBatch(ctx, e.d.q.finalize, args, false, scanMatched(matched, index))
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -154,7 +148,9 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 	if p == nil {
 		return nil, errors.New("pgxdriver: rescue: nil params")
 	}
-	e1, err := errorJSON(&p.Error)
+	ae := p.Error
+	ae.StartedAt, ae.ClientID = time.Time{}, "" // the job's own are recorded
+	e1, err := errorJSON(&ae)
 	if err != nil {
 		return nil, fmt.Errorf("pgxdriver: rescue: %w", err)
 	}

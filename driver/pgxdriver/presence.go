@@ -28,11 +28,11 @@ func (e *executor) ClientRecord(ctx context.Context, p *driver.ClientRecordParam
 	topics, queues := rowcodec.ClientNames(&c)
 	err := e.atomic(ctx, func(db dbtx) error {
 		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO `+e.d.clientsTable()+` (id, host, pid, topics, queues, started_at, seen_at)
-VALUES ($1, $2, $3, $4::text::jsonb, $5::text::jsonb, $6, $7)
+		b.Queue(`INSERT INTO `+e.d.clientsTable()+` (id, host, pid, topics, queues, started_at, seen_at, max_workers)
+VALUES ($1, $2, $3, $4::text::jsonb, $5::text::jsonb, $6, $7, $8::text::jsonb)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, topics = excluded.topics,
-	queues = excluded.queues, seen_at = excluded.seen_at`,
-			c.ID, c.Host, c.PID, topics, queues, c.StartedAt, c.SeenAt)
+	queues = excluded.queues, seen_at = excluded.seen_at, max_workers = excluded.max_workers`,
+			c.ID, c.Host, c.PID, topics, queues, c.StartedAt, c.SeenAt, rowcodec.ClientMaxWorkers(&c))
 		if !p.PruneBefore.IsZero() {
 			b.Queue(`DELETE FROM `+e.d.clientsTable()+` WHERE seen_at < $1 AND id <> $2`, p.PruneBefore, c.ID)
 		}
@@ -50,7 +50,8 @@ func (e *executor) ClientList(ctx context.Context, p *driver.ClientListParams) (
 	if p == nil {
 		return nil, errors.New("pgxdriver: list clients: nil params")
 	}
-	rows, err := e.db.Query(ctx, `SELECT id, host, pid, topics::text, queues::text, started_at, seen_at
+	rows, err := e.db.Query(ctx, `SELECT id, host, pid, topics::text, queues::text, started_at, seen_at,
+	max_workers::text
 FROM `+e.d.clientsTable()+` WHERE seen_at >= $1 ORDER BY id`, p.SeenSince)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
@@ -59,11 +60,16 @@ FROM `+e.d.clientsTable()+` WHERE seen_at >= $1 ORDER BY id`, p.SeenSince)
 	var (
 		c              driver.ClientRow
 		topics, queues string
+		maxWorkers     *string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&c.ID, &c.Host, &c.PID, &topics, &queues, &c.StartedAt, &c.SeenAt}, func() error {
+	dest := []any{&c.ID, &c.Host, &c.PID, &topics, &queues, &c.StartedAt, &c.SeenAt, &maxWorkers}
+	_, err = pgx.ForEachRow(rows, dest, func() error {
 		row := c
 		row.StartedAt, row.SeenAt = c.StartedAt.UTC(), c.SeenAt.UTC()
 		if err := rowcodec.DecodeClientNames(topics, queues, &row); err != nil {
+			return err
+		}
+		if err := rowcodec.DecodeClientMaxWorkers(maxWorkers, &row); err != nil {
 			return err
 		}
 		out = append(out, &row)

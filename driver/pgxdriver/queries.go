@@ -11,7 +11,7 @@ import (
 // qualified by the alias j.
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result"
+	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -60,7 +60,7 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// stays pending.
 	claimSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
-	attempt = j.attempt + 1
+	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
 	SELECT ctid FROM {t}
 	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
@@ -94,14 +94,26 @@ WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.loc
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
 
+	// progressSQL sets the progress of claims given as parallel arrays, as
+	// finalizeSQL ends them, for the same reasons; the items that matched
+	// come back by number.
+	progressSQL = `UPDATE {t} AS j
+SET progress = i.progress::jsonb
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, progress, from_status, ord)
+WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+	AND j.status = i.from_status
+RETURNING i.ord`
+
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on
 	// locked_until lets it walk the lease index, which holds only the jobs
 	// with a lease: the processing ones.
 	heartbeatSQL = `UPDATE {t} SET locked_until = $2
 WHERE status = 'processing' AND locked_by = $1 AND locked_until IS NOT NULL`
 
-	// rescueSQL: $1 now, $2 error (JSON; its attempt is set per job), $3
-	// limit. Shaped as claimSQL is, for the same reasons.
+	// rescueSQL: $1 now, $2 error (JSON; its attempt, start and client
+	// are set per job), $3 limit. Shaped as claimSQL is, for the same
+	// reasons.
 	rescueSQL = `UPDATE {t} AS j
 SET status = CASE WHEN j.attempt <= j.max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN j.attempt <= j.max_retries THEN $1 ELSE j.run_at END,
@@ -118,6 +130,23 @@ WHERE j.ctid = ANY(ARRAY(
 RETURNING {cols}`
 
 	getSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = $1`
+
+	// queueRunningSQL: $1 queue. The condition on locked_until lets it walk
+	// the lease index, which holds only the processing jobs.
+	queueRunningSQL = `SELECT locked_by, count(*) FROM {t}
+WHERE locked_until IS NOT NULL AND status = 'processing' AND queue = $1 GROUP BY locked_by`
+
+	// queueAheadSQL: $1 queue, $2 priority, $3 run_at, $4 id, $5 now, $6
+	// limit, $7 topics (NULL for all). It walks the claim index from the
+	// queue's start up to the place, counting due jobs, at most $6 of
+	// them. The ORDER BY, which the index gives for free, keeps a generic
+	// plan from choosing a scan of the whole table that would stop after
+	// $6 matches.
+	queueAheadSQL = `SELECT count(*) FROM (SELECT FROM {t}
+	WHERE status = 'pending' AND queue = $1 AND (priority, run_at, id) < ($2, $3, $4) AND run_at <= $5
+		AND ($7::text[] IS NULL OR topic = ANY($7::text[]))
+	ORDER BY priority, run_at, id
+	LIMIT $6) AS ahead`
 )
 
 // queries holds the driver's SQL, with the table name filled in, and the
@@ -129,16 +158,19 @@ type queries struct {
 	notify       string
 	claim        string
 	finalize     string
+	progress     string
 	heartbeat    string
 	rescue       string
 	get          string
 	fold         string
+	queueRunning string
+	queueAhead   string
 }
 
 func newQueries(table, counts, countLog, channel string) *queries {
 	r := strings.NewReplacer("{t}", table, "{cols}", columns,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
-		"{rescueErrors}", appendError("jsonb_set($2::text::jsonb, '{attempt}', to_jsonb(j.attempt))"))
+		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
 	fill := r.Replace
 	return &queries{
 		channel:      channel,
@@ -147,12 +179,22 @@ func newQueries(table, counts, countLog, channel string) *queries {
 		notify:       notifySQL,
 		claim:        fill(claimSQL),
 		finalize:     fill(finalizeSQL),
+		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
 		get:          fill(getSQL),
 		fold:         strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
+		queueRunning: fill(queueRunningSQL),
+		queueAhead:   fill(queueAheadSQL),
 	}
 }
+
+// attemptJSON is a jsonb object with the number, start and client of the
+// attempt j is processing, for the error a rescue records. jsonb renders
+// the start in ISO 8601 with the session's offset; the decoder returns it
+// in UTC.
+const attemptJSON = `jsonb_strip_nulls(jsonb_build_object(
+	'attempt', j.attempt, 'started_at', j.attempted_at, 'client_id', j.locked_by))`
 
 // appendError returns an SQL expression for the errors column of j with the
 // jsonb object elem appended, keeping the newest driver.MaxErrorsKept.

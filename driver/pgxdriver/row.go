@@ -61,12 +61,12 @@ func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
 		status                                string
 		runAt, createdAt                      time.Time
 		attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
-		lockedBy, uniqueKey                   pgtype.Text
-		payload, errs, result                 []byte
+		lockedBy, uniqueKey, attemptedBy      pgtype.Text
+		payload, errs, result, progress       []byte
 	)
 	dest := append(lead, &j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
-		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result)
+		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -78,6 +78,7 @@ func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
 	j.LockedUntil = fromNullTime(lockedUntil)
 	j.LockedBy = lockedBy.String
 	j.UniqueKey = uniqueKey.String
+	j.AttemptedBy = attemptedBy.String
 	if len(payload) > 0 {
 		j.Payload = payload
 	}
@@ -87,6 +88,9 @@ func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
 	var err error
 	if j.Errors, err = rowcodec.Errors(errs); err != nil {
 		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
+	}
+	if j.Progress, err = rowcodec.Progress(progress); err != nil {
+		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
 	}
 	return &j, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
@@ -79,7 +80,8 @@ func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]
 		return nil, fmt.Errorf("sqlitedriver: rescue: limit %d is less than 1", p.Limit)
 	}
 	ae := p.Error
-	ae.Attempt = 0 // the job's own attempt is set in SQL
+	// The job's own attempt, start and client are set in SQL.
+	ae.Attempt, ae.StartedAt, ae.ClientID = 0, time.Time{}, ""
 	ae.At = rowcodec.Stored(ae.At)
 	errJSON, err := json.Marshal(ae)
 	if err != nil {

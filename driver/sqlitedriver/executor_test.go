@@ -217,7 +217,8 @@ func TestRescueHeartbeat(t *testing.T) {
 	require.Equal(t, driver.StatusFailed, rescued[1].Status)
 	require.Equal(t, now, rescued[1].FinalizedAt)
 	for _, j := range rescued {
-		require.Equal(t, []driver.AttemptError{{Attempt: 1, At: now, Error: "lease expired"}}, j.Errors)
+		require.Equal(t, []driver.AttemptError{{Attempt: 1, At: now, Error: "lease expired",
+			StartedAt: j.AttemptedAt, ClientID: "gone"}}, j.Errors)
 		require.Empty(t, j.LockedBy)
 		require.Equal(t, j, get(t, ex, j.ID))
 	}

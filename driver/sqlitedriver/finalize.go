@@ -10,9 +10,8 @@ import (
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
-// JobFinalize ends claims with one prepared, fenced UPDATE per item. Through
-// the driver's handle, a batch runs in one transaction of its own, so it
-// costs one commit however many items it has.
+// JobFinalize ends claims with one prepared, fenced UPDATE per item (see
+// execEach).
 func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
 	const op = "finalize"
 	if p == nil {
@@ -29,12 +28,20 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		}
 		args[i] = a
 	}
-	matched := make([]bool, len(p.Jobs))
-	if len(p.Jobs) == 0 {
+	return e.execEach(ctx, op, e.d.q.finalize, args)
+}
+
+// execEach runs query, which changes at most one row, once with each of
+// args, and returns whether each run changed a row. Through the driver's
+// handle, several runs share one transaction of their own, so they cost one
+// commit.
+func (e *executor) execEach(ctx context.Context, op, query string, args [][]any) ([]bool, error) {
+	matched := make([]bool, len(args))
+	if len(args) == 0 {
 		return matched, nil
 	}
 	run := func(r runner) error {
-		exec, done := r.execer(ctx, e.d.q.finalize)
+		exec, done := r.execer(ctx, query)
 		defer done()
 		for i, a := range args {
 			res, err := exec(a...)
@@ -53,7 +60,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(args) == 1 {
 		err = e.write(ctx, op, run)
 	} else {
-		err = e.writeTx(ctx, op, []string{e.d.q.finalize}, run)
+		err = e.writeTx(ctx, op, []string{query}, run)
 	}
 	if err != nil {
 		return nil, err
@@ -88,4 +95,27 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 	}
 	return []any{j.ID, j.Attempt, j.LockedBy, string(j.Status), micros(j.RunAt),
 		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt)}, nil
+}
+
+// JobProgress sets the progress of claims with one prepared, fenced UPDATE
+// per item (see execEach).
+func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams) ([]bool, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: progress: nil params")
+	}
+	if e.d.err != nil {
+		return nil, e.d.err
+	}
+	args := make([][]any, len(p.Jobs))
+	for i, u := range p.Jobs {
+		if u == nil {
+			return nil, fmt.Errorf("sqlitedriver: progress: item %d is nil", i)
+		}
+		b, err := rowcodec.ProgressJSON(u)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: progress: item %d: %w", i, err)
+		}
+		args[i] = []any{u.ID, u.Attempt, u.LockedBy, string(b)}
+	}
+	return e.execEach(ctx, "progress", e.d.q.progress, args)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -155,4 +156,47 @@ func (r runner) counts(ctx context.Context, query string, args []any, st *driver
 		st.Counts = append(st.Counts, jc)
 	}
 	return rows.Close()
+}
+
+// QueueLoad counts a queue's running jobs by holder, then the due jobs
+// ahead of a place in claim order (see queueRunningSQL and queueAheadSQL).
+func (e *executor) QueueLoad(ctx context.Context, p *driver.QueueLoadParams) (*driver.QueueLoad, error) {
+	switch {
+	case p == nil:
+		return nil, errors.New("sqlitedriver: queue load: nil params")
+	case p.AheadLimit < 1:
+		return nil, fmt.Errorf("sqlitedriver: queue load: ahead limit %d is less than 1", p.AheadLimit)
+	}
+	var topics any
+	if len(p.Topics) > 0 {
+		b, _ := json.Marshal(p.Topics) // strings always encode
+		topics = string(b)
+	}
+	load := &driver.QueueLoad{Running: map[string]int{}}
+	err := e.read(ctx, "queue load", func(r runner) error {
+		rows, err := r.query(ctx, e.d.q.queueRunning, p.Queue)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				holder string
+				n      int
+			)
+			if err := rows.Scan(&holder, &n); err != nil {
+				return err
+			}
+			load.Running[holder] = n
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		return r.queryRow(ctx, e.d.q.queueAhead,
+			[]any{p.Queue, p.Priority, micros(p.RunAt), p.ID, micros(p.Now), p.AheadLimit, topics}, &load.Ahead)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return load, nil
 }

@@ -198,3 +198,18 @@ func migrationFiles(t *testing.T) int {
 	require.NotEmpty(t, files)
 	return len(files)
 }
+
+// TestClientRecordWithoutWorkerCounts lists a client record written as
+// clients did before they recorded their worker counts.
+func TestClientRecordWithoutWorkerCounts(t *testing.T) {
+	t.Parallel()
+	d, db := newDriver(t, 0)
+	_, err := db.ExecContext(t.Context(), `INSERT INTO sluice_jobs_clients
+	(id, host, pid, topics, queues, started_at, seen_at) VALUES ('old', 'h', 1, '["t"]', '["default"]', 1, 2)`)
+	require.NoError(t, err)
+	clients, err := d.Executor().ClientList(t.Context(), &driver.ClientListParams{})
+	require.NoError(t, err)
+	require.Len(t, clients, 1)
+	require.Equal(t, []string{"default"}, clients[0].Queues)
+	require.Nil(t, clients[0].MaxWorkers)
+}

@@ -88,6 +88,10 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
 		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},
+		{"progress", q.progress, []any{"id", 1, "c", "{}"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"queueRunning", q.queueRunning, []any{"default"}, "sluice_jobs_lease_idx"},
+		{"queueAhead", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, nil}, "sluice_jobs_claim_idx"},
+		{"queueAheadTopics", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, `["email"]`}, "sluice_jobs_claim_idx"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := explain(t, d, tc.query, tc.args)

@@ -16,13 +16,14 @@ func (e *executor) ClientRecord(ctx context.Context, p *driver.ClientRecordParam
 	}
 	c := p.Client
 	topics, queues := rowcodec.ClientNames(&c)
-	upsert := `INSERT INTO ` + e.d.sqlClients() + ` (id, host, pid, topics, queues, started_at, seen_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+	upsert := `INSERT INTO ` + e.d.sqlClients() + ` (id, host, pid, topics, queues, started_at, seen_at, max_workers)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, topics = excluded.topics,
-	queues = excluded.queues, seen_at = excluded.seen_at`
+	queues = excluded.queues, seen_at = excluded.seen_at, max_workers = excluded.max_workers`
 	prune := `DELETE FROM ` + e.d.sqlClients() + ` WHERE seen_at < ? AND id <> ?`
 	return e.writeTx(ctx, "record client", []string{upsert, prune}, func(r runner) error {
-		if _, err := r.exec(ctx, upsert, c.ID, c.Host, c.PID, topics, queues, micros(c.StartedAt), micros(c.SeenAt)); err != nil {
+		if _, err := r.exec(ctx, upsert, c.ID, c.Host, c.PID, topics, queues, micros(c.StartedAt), micros(c.SeenAt),
+			rowcodec.ClientMaxWorkers(&c)); err != nil {
 			return err
 		}
 		if p.PruneBefore.IsZero() {
@@ -40,7 +41,7 @@ func (e *executor) ClientList(ctx context.Context, p *driver.ClientListParams) (
 	}
 	out := []*driver.ClientRow{}
 	err := e.read(ctx, "list clients", func(r runner) error {
-		rows, err := r.query(ctx, `SELECT id, host, pid, topics, queues, started_at, seen_at
+		rows, err := r.query(ctx, `SELECT id, host, pid, topics, queues, started_at, seen_at, max_workers
 FROM `+e.d.sqlClients()+` WHERE seen_at >= ? ORDER BY id`, micros(p.SeenSince))
 		if err != nil {
 			return err
@@ -51,12 +52,16 @@ FROM `+e.d.sqlClients()+` WHERE seen_at >= ? ORDER BY id`, micros(p.SeenSince))
 				c              driver.ClientRow
 				topics, queues string
 				started, seen  int64
+				maxWorkers     *string
 			)
-			if err := rows.Scan(&c.ID, &c.Host, &c.PID, &topics, &queues, &started, &seen); err != nil {
+			if err := rows.Scan(&c.ID, &c.Host, &c.PID, &topics, &queues, &started, &seen, &maxWorkers); err != nil {
 				return err
 			}
 			c.StartedAt, c.SeenAt = fromMicros(started), fromMicros(seen)
 			if err := rowcodec.DecodeClientNames(topics, queues, &c); err != nil {
+				return err
+			}
+			if err := rowcodec.DecodeClientMaxWorkers(maxWorkers, &c); err != nil {
 				return err
 			}
 			out = append(out, &c)

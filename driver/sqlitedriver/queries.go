@@ -13,7 +13,7 @@ import (
 // columns are the jobs table's columns in the order scanRow reads them.
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
-	"unique_key, errors, result"
+	"unique_key, errors, result, attempted_by, progress"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -32,6 +32,28 @@ const (
 	insertSharedMin = 4
 )
 
+// Statements of the operations outside the claim-to-completion path; {t}
+// is the quoted table.
+const (
+	// progressSQL: ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON).
+	progressSQL = `UPDATE {t} SET progress = ?4
+WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`
+
+	// queueRunningSQL: ?1 queue. It walks the lease index, which holds only
+	// the processing jobs.
+	queueRunningSQL = `SELECT locked_by, count(*) FROM {t}
+WHERE status = 'processing' AND queue = ?1 GROUP BY locked_by`
+
+	// queueAheadSQL: ?1 queue, ?2 priority, ?3 run_at, ?4 id, ?5 now, ?6
+	// limit, ?7 topics (a JSON array, NULL for all). It walks the claim
+	// index from the queue's start up to the place, counting due jobs, at
+	// most ?6 of them.
+	queueAheadSQL = `SELECT count(*) FROM (SELECT 1 FROM {t}
+	WHERE status = 'pending' AND queue = ?1 AND (priority, run_at, id) < (?2, ?3, ?4) AND run_at <= ?5
+		AND (?7 IS NULL OR topic IN (SELECT value FROM json_each(?7)))
+	LIMIT +?6)`
+)
+
 // queries holds the driver's SQL, with the quoted table name filled in.
 type queries struct {
 	// insertRows[i] inserts 1<<i jobs without a unique key.
@@ -45,9 +67,12 @@ type queries struct {
 	selectLiveByKey string
 	claim           string
 	finalize        string
+	progress        string
 	heartbeat       string
 	rescue          string
 	get             string
+	queueRunning    string
+	queueAhead      string
 }
 
 // newQueries returns the driver's SQL for the jobs table named table.
@@ -71,7 +96,7 @@ WHERE unique_key = ? AND status IN ('pending', 'processing')`),
 		// would make it prepare the statement again on every execution.
 		claim: r.Replace(`UPDATE {t}
 SET status = 'processing', locked_by = ?1, locked_until = ?2, attempted_at = ?3,
-	attempt = attempt + 1
+	attempted_by = ?1, attempt = attempt + 1
 WHERE rowid IN (
 	SELECT rowid FROM {t}
 	WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?3
@@ -91,24 +116,29 @@ SET status = ?4,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
+		progress: r.Replace(progressSQL),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
 WHERE status = 'processing' AND locked_by = ? AND locked_until IS NOT NULL`),
-		// ?1 now, ?2 error (JSON, attempt to be filled in), ?3 limit.
+		// ?1 now, ?2 error (JSON, attempt, start and client to be filled
+		// in), ?3 limit.
 		rescue: r.Replace(`UPDATE {t}
 SET status = CASE WHEN attempt <= max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN attempt <= max_retries THEN ?1 ELSE run_at END,
 	finalized_at = CASE WHEN attempt <= max_retries THEN NULL ELSE ?1 END,
 	locked_by = NULL, locked_until = NULL,
-	errors = ` + appendError("json_set(?2, '$.attempt', attempt)") + `
+	errors = ` + appendError("json_set(?2, '$.attempt', attempt, '$.started_at', "+
+			rfc3339("attempted_at")+", '$.client_id', locked_by)") + `
 WHERE rowid IN (
 	SELECT rowid FROM {t}
 	WHERE status = 'processing' AND locked_until < ?1
 	ORDER BY locked_until
 	LIMIT +?3)
 RETURNING ` + columns),
-		get: r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
+		get:          r.Replace(`SELECT ` + columns + ` FROM {t} WHERE id = ?`),
+		queueRunning: r.Replace(queueRunningSQL),
+		queueAhead:   r.Replace(queueAheadSQL),
 	}
 	for n := 1; n <= insertRowsMax; n *= 2 {
 		q.insertRows = append(q.insertRows, insertRowsSQL(table, n))
@@ -131,6 +161,12 @@ func appendError(elem string) string {
 			FROM json_each(` + appended + `)
 			WHERE key > json_array_length(errors) - {maxErrors})
 	END)`
+}
+
+// rfc3339 returns an SQL expression for the time stored in col (integer
+// microseconds) as JSON holds times: RFC 3339 in UTC, with microseconds.
+func rfc3339(col string) string {
+	return "strftime('%Y-%m-%dT%H:%M:%S', " + col + " / 1000000, 'unixepoch') || printf('.%06dZ', " + col + " % 1000000)"
 }
 
 // quoteIdent returns name quoted as an SQL identifier, so that a name that

@@ -62,12 +62,12 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 		status                                string
 		runAt, createdAt                      int64
 		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
-		lockedBy, uniqueKey                   sql.NullString
-		payload, errs, result                 []byte
+		lockedBy, uniqueKey, attemptedBy      sql.NullString
+		payload, errs, result, progress       []byte
 	)
 	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
-		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result)
+		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +79,7 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	j.LockedUntil = fromNullMicros(lockedUntil)
 	j.LockedBy = lockedBy.String
 	j.UniqueKey = uniqueKey.String
+	j.AttemptedBy = attemptedBy.String
 	if len(payload) > 0 {
 		j.Payload = payload
 	}
@@ -87,6 +88,9 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	}
 	if j.Errors, err = rowcodec.Errors(errs); err != nil {
 		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
+	}
+	if j.Progress, err = rowcodec.Progress(progress); err != nil {
+		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
 	}
 	return &j, nil
 }

@@ -32,9 +32,10 @@ func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, inter
 const rescueLimit = 1000
 
 // Rescue takes back jobs whose leases expired, at once and then once per
-// interval until ctx ends, and calls rescued with the queues of the jobs it made pending.
+// interval until ctx ends, and calls rescued with each job it took back, as
+// it is after the rescue: pending again, or failed.
 func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
-	clock func() time.Time, logger *slog.Logger, rescued func(queue string),
+	clock func() time.Time, logger *slog.Logger, rescued func(row *driver.JobRow),
 ) {
 	every(ctx, interval, true, func() {
 		for ctx.Err() == nil {
@@ -53,9 +54,7 @@ func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
 			for _, row := range rows {
 				logger.Info("sluice: rescued job whose lease expired",
 					"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt, "status", row.Status)
-				if row.Status == driver.StatusPending {
-					rescued(row.Queue)
-				}
+				rescued(row)
 			}
 			if len(rows) < rescueLimit {
 				return

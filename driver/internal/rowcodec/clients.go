@@ -28,3 +28,23 @@ func DecodeClientNames(topics, queues string, c *driver.ClientRow) error {
 	}
 	return json.Unmarshal([]byte(queues), &c.Queues)
 }
+
+// ClientMaxWorkers returns a client's worker counts as stored: a JSON
+// object, or nil (NULL) when the client recorded none.
+func ClientMaxWorkers(c *driver.ClientRow) *string {
+	if c.MaxWorkers == nil {
+		return nil
+	}
+	b, _ := json.Marshal(c.MaxWorkers) // string keys and ints always encode
+	s := string(b)
+	return &s
+}
+
+// DecodeClientMaxWorkers decodes a client record's stored worker counts
+// into c; NULL (a record written without them) leaves them nil.
+func DecodeClientMaxWorkers(data *string, c *driver.ClientRow) error {
+	if data == nil {
+		return nil
+	}
+	return json.Unmarshal([]byte(*data), &c.MaxWorkers)
+}

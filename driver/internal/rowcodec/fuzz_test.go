@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
@@ -61,5 +62,57 @@ func FuzzStored(f *testing.F) {
 		require.False(t, got.After(in))
 		require.Less(t, in.Sub(got), time.Microsecond)
 		require.Equal(t, got, rowcodec.Stored(got))
+	})
+}
+
+// FuzzProgress decodes arbitrary progress columns: anything but a JSON
+// object (or null) is an error, never a panic; what decodes has its time in
+// UTC and survives encoding and decoding again unchanged.
+func FuzzProgress(f *testing.F) {
+	f.Add([]byte(`{"attempt":1,"percent":12.5,"message":"copying","at":"2026-01-08T13:00:00.123456+01:00"}`))
+	f.Add([]byte(`{"attempt":2,"percent":100,"at":"2026-01-08T12:00:00Z"}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"at":"not a time"}`))
+	f.Add([]byte(`{"percent":1e999}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := rowcodec.Progress(data)
+		if err != nil || p == nil {
+			require.Nil(t, p)
+			return
+		}
+		require.Equal(t, time.UTC, p.At.Location())
+		b, err := json.Marshal(p)
+		if err != nil {
+			return // a percent JSON cannot hold (never stored: the client checks it)
+		}
+		again, err := rowcodec.Progress(b)
+		require.NoError(t, err)
+		require.Equal(t, p, again)
+	})
+}
+
+// FuzzClientMaxWorkers decodes arbitrary stored worker counts: anything but
+// a JSON object of integers (or null) is an error, never a panic; what
+// decodes is stored again as it was read.
+func FuzzClientMaxWorkers(f *testing.F) {
+	f.Add([]byte(`{"default":10,"mail":2}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`["default"]`))
+	f.Add([]byte(`{"default":1.5}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := string(data)
+		var c driver.ClientRow
+		if err := rowcodec.DecodeClientMaxWorkers(&s, &c); err != nil {
+			return
+		}
+		if c.MaxWorkers == nil {
+			require.Nil(t, rowcodec.ClientMaxWorkers(&c))
+			return
+		}
+		var again driver.ClientRow
+		require.NoError(t, rowcodec.DecodeClientMaxWorkers(rowcodec.ClientMaxWorkers(&c), &again))
+		require.Equal(t, c.MaxWorkers, again.MaxWorkers)
 	})
 }
