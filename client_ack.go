@@ -60,7 +60,7 @@ func (c *Client[TTx]) settle(ctx context.Context, tx TTx, job JobRef, jobErr err
 		return fmt.Errorf("%s: %w: not a job handed to a worker", op, ErrLeaseLost)
 	}
 	jr := job.handle()
-	fin := c.outcome(jr, jobErr, false)
+	fin := c.outcome(new(driver.JobFinalize), jr, jobErr, false)
 	fin.Result = result
 	matched, err := c.driver.UnwrapExecutor(tx).JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{fin}})
 	if err != nil {

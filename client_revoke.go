@@ -14,34 +14,29 @@ import (
 // process stops within about that long.
 const revokeInterval = time.Second
 
-// runningJobs are the jobs a run is working, with the functions that
-// cancel their contexts.
+// runningJobs are the jobs a run is working.
 type runningJobs struct {
 	mu   sync.Mutex
-	jobs map[string]*runningJob
+	jobs map[string]*jobRun
 }
 
-type runningJob struct {
-	jr     *jobRun
-	cancel context.CancelCauseFunc
-}
-
-// track records jr as running under cancel until the returned function is
-// called; calling it again does nothing.
-func (rj *runningJobs) track(jr *jobRun, cancel context.CancelCauseFunc) (untrack func()) {
+// track records jr as running until untrack.
+func (rj *runningJobs) track(jr *jobRun) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	if rj.jobs == nil {
-		rj.jobs = make(map[string]*runningJob)
+		rj.jobs = make(map[string]*jobRun)
 	}
-	j := &runningJob{jr: jr, cancel: cancel}
-	rj.jobs[jr.row.ID] = j
-	return func() {
-		rj.mu.Lock()
-		defer rj.mu.Unlock()
-		if rj.jobs[jr.row.ID] == j { // not a later run of the same job
-			delete(rj.jobs, jr.row.ID)
-		}
+	rj.jobs[jr.row.ID] = jr
+}
+
+// untrack records that jr no longer runs. It does nothing if jr was
+// untracked already, or if a later run of the same job took its place.
+func (rj *runningJobs) untrack(jr *jobRun) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if rj.jobs[jr.row.ID] == jr {
+		delete(rj.jobs, jr.row.ID)
 	}
 }
 
@@ -61,9 +56,10 @@ func (rj *runningJobs) ids() []string {
 func (rj *runningJobs) revoke(id string) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
-	if j := rj.jobs[id]; j != nil {
-		j.jr.revoked.Store(true)
-		j.cancel(ErrLeaseLost)
+	if jr := rj.jobs[id]; jr != nil {
+		jr.revoked.Store(true)
+		jr.revoke(ErrLeaseLost)
+		jr.cancel() // starts the grace period a worker has to return
 	}
 }
 

@@ -64,7 +64,7 @@ func (c *Client[TTx]) finish(r *run, f *fetcher.Fetcher, jr *jobRun, err error, 
 		// nothing; if it rolled back, so did the worker's writes.
 		err = errNotSettled
 	}
-	fin := c.outcome(jr, err, stopped)
+	fin := c.outcome(&jr.fin, jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
 		if matched {
 			c.emit(outcomeEvent(fin.Status, fin.Snooze), row, c.now().Sub(row.AttemptedAt))
@@ -91,22 +91,26 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	}
 	call := jr.call
 	timeout := orDefault(jr.timeout, c.cfg.JobTimeout)
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-	)
+	// outer ends with the timeout or Stop; inner, which the worker gets,
+	// ends with outer, or first with a revocation's cause (see
+	// runningJobs.revoke, which ends outer too). The grace period hangs on
+	// outer, which has inner as a child already, so that it costs no
+	// context of its own.
+	var outer context.Context
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(r.jobsCtx, timeout)
+		outer, jr.cancel = context.WithTimeout(r.jobsCtx, timeout)
 	} else {
-		ctx, cancel = context.WithCancel(r.jobsCtx)
+		outer, jr.cancel = context.WithCancel(r.jobsCtx)
 	}
-	ctx, revoke := context.WithCancelCause(context.WithValue(ctx, jobRunKey{}, jr))
-	untrack := r.running.track(jr, revoke)
-	// Once ctx ends, the worker has stopGrace to return before the job is
-	// abandoned.
+	var inner context.Context
+	inner, jr.revoke = context.WithCancelCause(outer)
+	ctx := context.WithValue(inner, jobRunKey{}, jr)
+	r.running.track(jr)
+	// Once outer ends, the worker has stopGrace to return before the job
+	// is abandoned.
 	var grace atomic.Pointer[time.Timer]
-	unwatch := context.AfterFunc(ctx, func() {
-		grace.Store(time.AfterFunc(stopGrace, func() { c.abandon(r, f, jr, ctx, cancel, untrack) }))
+	unwatch := context.AfterFunc(outer, func() {
+		grace.Store(time.AfterFunc(stopGrace, func() { c.abandon(r, f, jr, ctx) }))
 	})
 	err = safeCall(ctx, call)
 	if !jr.finished.CompareAndSwap(false, true) {
@@ -116,9 +120,9 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	if t := grace.Load(); t != nil {
 		t.Stop()
 	}
-	untrack()
-	revoke(nil)
-	cancel()
+	r.running.untrack(jr)
+	jr.revoke(nil)
+	jr.cancel()
 	// Stop interrupted the job only if it cancelled the context before the
 	// worker returned, and the worker did not ask for a snooze or a cancel.
 	return err, interrupted(ctx, err), true
@@ -139,14 +143,12 @@ func interrupted(ctx context.Context, err error) bool {
 // its context ending, in its worker's place, unless the worker returned
 // meanwhile. The worker's goroutine is released from the pool and ends
 // whenever the worker returns.
-func (c *Client[TTx]) abandon(r *run, f *fetcher.Fetcher, jr *jobRun, ctx context.Context,
-	cancel context.CancelFunc, untrack func(),
-) {
+func (c *Client[TTx]) abandon(r *run, f *fetcher.Fetcher, jr *jobRun, ctx context.Context) {
 	if !jr.finished.CompareAndSwap(false, true) {
 		return
 	}
-	untrack()
-	cancel()
+	r.running.untrack(jr)
+	jr.cancel()
 	cause := context.Cause(ctx)
 	err := fmt.Errorf("sluice: worker did not return within %s of its context ending: %w", stopGrace, cause)
 	c.cfg.Logger.Error("sluice: abandoned a worker that ignores its context",
@@ -165,10 +167,11 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 	return call(ctx)
 }
 
-// outcome turns a worker's result into the finalization of its claim.
-func (c *Client[TTx]) outcome(jr *jobRun, err error, stopped bool) *driver.JobFinalize {
+// outcome turns a worker's result into the finalization of its claim,
+// written into fin.
+func (c *Client[TTx]) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bool) *driver.JobFinalize {
 	row, now := jr.row, c.now()
-	fin := &driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
+	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true

@@ -102,8 +102,8 @@ func (rj *runningJobs) progressed() ([]*jobRun, []*driver.JobProgress) {
 		reports []*driver.JobProgress
 	)
 	for _, j := range rj.jobs {
-		if p := j.jr.progress.Load(); p != nil && p != j.jr.progressWritten {
-			runs = append(runs, j.jr)
+		if p := j.progress.Load(); p != nil && p != j.progressWritten {
+			runs = append(runs, j)
 			reports = append(reports, p)
 		}
 	}

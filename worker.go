@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicehq/sluice/driver"
 )
 
 // Worker works the jobs of one topic, the one its T's Topic() names.
@@ -152,4 +154,12 @@ type jobRun struct {
 	// returning, or the client abandoning a worker that ignores its
 	// context.
 	finished atomic.Bool
+	// cancel ends the worker's context (a timeout's, or a plain one);
+	// revoke ends it with a cause first. Both are set before the run is
+	// tracked as running.
+	cancel context.CancelFunc
+	revoke context.CancelCauseFunc
+	// fin is the outcome the client writes when the run ends (by whichever
+	// ends it: see finished).
+	fin driver.JobFinalize
 }

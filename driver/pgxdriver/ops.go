@@ -75,15 +75,17 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 // items of each array element. Items whose ID is not a UUID match nothing
 // and are left out; args is nil when none is left.
 func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err error) {
+	n := len(items)
 	var (
-		ids                  []pgtype.UUID
-		attempts, giveBack   []int32
-		lockedBy, statuses   []string
-		runAts, finalizedAts []pgtype.Timestamptz
-		attemptedAts         []pgtype.Timestamptz
-		errs, results        []pgtype.Text
-		fromStatus           []string
+		ids                  = make([]pgtype.UUID, 0, n)
+		attempts, giveBack   = make([]int32, 0, n), make([]int32, 0, n)
+		lockedBy, statuses   = make([]string, 0, n), make([]string, 0, n)
+		runAts, finalizedAts = make([]pgtype.Timestamptz, 0, n), make([]pgtype.Timestamptz, 0, n)
+		attemptedAts         = make([]pgtype.Timestamptz, 0, n)
+		errs, results        = make([]pgtype.Text, 0, n), make([]pgtype.Text, 0, n)
+		fromStatus           = make([]string, 0, n)
 	)
+	index = make([]int, 0, n)
 	for i, it := range items {
 		if it == nil {
 			return nil, nil, fmt.Errorf("item %d is nil", i)

@@ -56,51 +56,21 @@ func errorJSON(e *driver.AttemptError) ([]byte, error) {
 // scanRow reads one row of the columns listed in columns, after the
 // leading destinations lead.
 func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
-	var (
-		j                                     driver.JobRow
-		status                                string
-		runAt, createdAt                      time.Time
-		attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
-		lockedBy, uniqueKey, attemptedBy      pgtype.Text
-		payload, errs, result, progress       []byte
-	)
-	dest := append(lead, &j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
-		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
-		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress)
-	if err := s.Scan(dest...); err != nil {
-		return nil, err
-	}
-	j.Status = driver.JobStatus(status)
-	j.RunAt = runAt.UTC()
-	j.CreatedAt = createdAt.UTC()
-	j.AttemptedAt = fromNullTime(attemptedAt)
-	j.FinalizedAt = fromNullTime(finalizedAt)
-	j.LockedUntil = fromNullTime(lockedUntil)
-	j.LockedBy = lockedBy.String
-	j.UniqueKey = uniqueKey.String
-	j.AttemptedBy = attemptedBy.String
-	if len(payload) > 0 {
-		j.Payload = payload
-	}
-	if len(result) > 0 {
-		j.Result = result
-	}
-	var err error
-	if j.Errors, err = rowcodec.Errors(errs); err != nil {
-		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
-	}
-	if j.Progress, err = rowcodec.Progress(progress); err != nil {
-		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
-	}
-	return &j, nil
+	var r rowScanner
+	r.init(false, lead)
+	return r.scan(s)
 }
 
 // scanRows reads every row of rows and closes it.
 func scanRows(rows pgx.Rows) ([]*driver.JobRow, error) {
 	defer rows.Close()
-	var jobs []*driver.JobRow
+	var (
+		r    rowScanner
+		jobs []*driver.JobRow
+	)
+	r.init(true, nil)
 	for rows.Next() {
-		j, err := scanRow(rows)
+		j, err := r.scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -110,4 +80,83 @@ func scanRows(rows pgx.Rows) ([]*driver.JobRow, error) {
 		return nil, err
 	}
 	return jobs, nil
+}
+
+// rowScanner reads rows of the columns listed in columns. It reuses its
+// destinations from row to row, and the strings that repeat from job to
+// job (topic, queue, status, client), so that reading a claim of a
+// thousand jobs allocates the jobs and little else.
+type rowScanner struct {
+	id                                    string
+	priority, attempt, maxRetries         int
+	runAt, createdAt                      time.Time
+	attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
+	topic, queue, status, lockedBy, key   []byte
+	attemptedBy                           []byte
+	payload, errs, result, progress       []byte
+	dest                                  []any
+	names                                 map[string]string
+}
+
+// init sets the destinations up, after the leading ones lead. With
+// borrowed, the text columns are read as references into the driver's
+// buffer, valid until the next row (pgtype.DriverBytes), which pgx.Rows
+// allows and a row from QueryRow does not.
+func (r *rowScanner) init(borrowed bool, lead []any) {
+	text := func(b *[]byte) any {
+		if borrowed {
+			return (*pgtype.DriverBytes)(b)
+		}
+		return b
+	}
+	r.dest = append(lead, &r.id, text(&r.topic), text(&r.queue), &r.priority, &r.payload, text(&r.status),
+		&r.attempt, &r.maxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
+		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.key), &r.errs, &r.result,
+		text(&r.attemptedBy), &r.progress)
+}
+
+// scan reads one row into a new job.
+func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
+	r.payload, r.errs, r.result, r.progress = nil, nil, nil, nil
+	if err := s.Scan(r.dest...); err != nil {
+		return nil, err
+	}
+	j := &driver.JobRow{
+		ID: r.id, Topic: r.name(r.topic), Queue: r.name(r.queue), Priority: r.priority,
+		Status: driver.JobStatus(r.name(r.status)), Attempt: r.attempt, MaxRetries: r.maxRetries,
+		RunAt: r.runAt.UTC(), CreatedAt: r.createdAt.UTC(), AttemptedAt: fromNullTime(r.attemptedAt),
+		FinalizedAt: fromNullTime(r.finalizedAt), LockedUntil: fromNullTime(r.lockedUntil),
+		LockedBy: r.name(r.lockedBy), UniqueKey: string(r.key), AttemptedBy: r.name(r.attemptedBy),
+	}
+	if len(r.payload) > 0 {
+		j.Payload = r.payload
+	}
+	if len(r.result) > 0 {
+		j.Result = r.result
+	}
+	var err error
+	if j.Errors, err = rowcodec.Errors(r.errs); err != nil {
+		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
+	}
+	if j.Progress, err = rowcodec.Progress(r.progress); err != nil {
+		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// name returns b as a string, the same string for the same bytes within
+// one scanner.
+func (r *rowScanner) name(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := r.names[string(b)]; ok {
+		return s
+	}
+	if r.names == nil {
+		r.names = make(map[string]string)
+	}
+	s := string(b)
+	r.names[s] = s
+	return s
 }
