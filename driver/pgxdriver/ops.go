@@ -27,7 +27,7 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit}, true,
+	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit}, lazy,
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
@@ -64,7 +64,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if args == nil {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, false, scanMatched(matched, index))
+	err = e.queryBatch(ctx, e.d.q.finalize, args, durable, scanMatched(matched, index))
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

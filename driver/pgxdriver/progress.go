@@ -52,7 +52,7 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 	if len(ids) == 0 {
 		return matched, nil
 	}
-	err := e.queryBatch(ctx, e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus}, true,
+	err := e.queryBatch(ctx, e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus}, lazy,
 		scanMatched(matched, index))
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
