@@ -32,14 +32,20 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
 	}
 	var jobs []*driver.JobRow
-	err = e.writeTx(ctx, op, []string{e.d.q.claim}, func(r runner) error {
+	err = e.writeTx(ctx, op, []string{e.d.q.claim, e.d.q.count}, func(r runner) error {
 		rows, err := r.query(ctx, e.d.q.claim, p.ClientID, micros(p.LockedUntil),
 			micros(p.Now), p.Queue, string(topics), p.Limit)
 		if err != nil {
 			return err
 		}
-		jobs, err = scanRows(rows)
-		return err
+		if jobs, err = scanRows(rows); err != nil {
+			return err
+		}
+		var moved countMoves
+		for _, j := range jobs {
+			moved.add(driver.StatusPending, driver.StatusProcessing, j.Queue, j.Topic)
+		}
+		return moved.apply(ctx, r)
 	})
 	if err != nil {
 		return nil, err

@@ -119,6 +119,22 @@ func (r runner) execer(ctx context.Context, query string) (exec func(args ...any
 	return func(args ...any) (sql.Result, error) { return st.ExecContext(ctx, args...) }, done
 }
 
+// querier is execer for a query that returns rows.
+func (r runner) querier(ctx context.Context, query string) (run func(args ...any) (*sql.Rows, error), done func()) {
+	ctx = r.stmtCtx(ctx)
+	st := r.stmt(ctx, query)
+	done = func() {}
+	if st == nil && r.tx != nil {
+		if p, err := r.tx.PrepareContext(ctx, query); err == nil {
+			st, done = p, func() { _ = p.Close() }
+		}
+	}
+	if st == nil {
+		return func(args ...any) (*sql.Rows, error) { return r.query(ctx, query, args...) }, done
+	}
+	return func(args ...any) (*sql.Rows, error) { return st.QueryContext(ctx, args...) }, done
+}
+
 func (r runner) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = r.stmtCtx(ctx)
 	if st := r.stmt(ctx, query); st != nil {

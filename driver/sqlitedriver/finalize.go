@@ -10,8 +10,9 @@ import (
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
-// JobFinalize ends claims with one prepared, fenced UPDATE per item (see
-// execEach).
+// JobFinalize ends claims with one prepared, fenced UPDATE per item, then
+// counts the jobs they moved with one query per new status, all in one
+// transaction (see migration 0004).
 func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
 	const op = "finalize"
 	if p == nil {
@@ -28,7 +29,32 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		}
 		args[i] = a
 	}
-	return e.execEach(ctx, op, e.d.q.finalize, args)
+	matched := make([]bool, len(args))
+	if len(args) == 0 {
+		return matched, nil
+	}
+	err := e.writeTx(ctx, op, []string{e.d.q.finalize, e.d.q.countIDs, e.d.q.count}, func(r runner) error {
+		if err := execAll(ctx, r, e.d.q.finalize, args, matched); err != nil {
+			return err
+		}
+		moved := map[driver.JobStatus][]string{}
+		for i, ok := range matched {
+			if ok {
+				moved[p.Jobs[i].Status] = append(moved[p.Jobs[i].Status], p.Jobs[i].ID)
+			}
+		}
+		var counts countMoves
+		for status, ids := range moved {
+			if err := counts.addIDs(ctx, r, driver.StatusProcessing, status, ids); err != nil {
+				return err
+			}
+		}
+		return counts.apply(ctx, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return matched, nil
 }
 
 // execEach runs query, which changes at most one row, once with each of
@@ -40,22 +66,7 @@ func (e *executor) execEach(ctx context.Context, op, query string, args [][]any)
 	if len(args) == 0 {
 		return matched, nil
 	}
-	run := func(r runner) error {
-		exec, done := r.execer(ctx, query)
-		defer done()
-		for i, a := range args {
-			res, err := exec(a...)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			matched[i] = n == 1
-		}
-		return nil
-	}
+	run := func(r runner) error { return execAll(ctx, r, query, args, matched) }
 	var err error
 	if len(args) == 1 {
 		err = e.write(ctx, op, run)
@@ -66,6 +77,25 @@ func (e *executor) execEach(ctx context.Context, op, query string, args [][]any)
 		return nil, err
 	}
 	return matched, nil
+}
+
+// execAll runs query, which changes at most one row, once with each of
+// args through r, and records in matched whether each run changed a row.
+func execAll(ctx context.Context, r runner, query string, args [][]any, matched []bool) error {
+	exec, done := r.execer(ctx, query)
+	defer done()
+	for i, a := range args {
+		res, err := exec(a...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		matched[i] = n == 1
+	}
+	return nil
 }
 
 // finalizeArgs returns the variables of the finalize statement for j.

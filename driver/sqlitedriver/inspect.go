@@ -2,6 +2,7 @@ package sqlitedriver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,18 +115,29 @@ FROM `+e.d.sqlTable()+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &tim
 	return st, nil
 }
 
-// queryRow runs query on r and scans its one row into dest.
+// errNoRow is returned by queryRow and scanOne for a query that returned
+// no row.
+var errNoRow = errors.New("no row")
+
+// queryRow runs query on r and scans its first row into dest, or returns
+// errNoRow.
 func (r runner) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return err
 	}
+	return scanOne(rows, dest...)
+}
+
+// scanOne scans the first row of rows into dest, or returns errNoRow, and
+// closes rows.
+func scanOne(rows *sql.Rows, dest ...any) error {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		return errors.New("no row")
+		return errNoRow
 	}
 	if err := rows.Scan(dest...); err != nil {
 		return err

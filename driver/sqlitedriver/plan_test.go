@@ -86,6 +86,8 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
 		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1}, "sqlite_autoindex_sluice_jobs_1"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
+		{"count", q.count, []any{"pending", "q", "t", 1}, ""},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
 		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},
 		{"progress", q.progress, []any{"id", 1, "c", "{}"}, "sqlite_autoindex_sluice_jobs_1"},

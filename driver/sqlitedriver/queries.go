@@ -67,6 +67,8 @@ type queries struct {
 	selectLiveByKey string
 	claim           string
 	finalize        string
+	count           string
+	countIDs        string
 	progress        string
 	heartbeat       string
 	rescue          string
@@ -77,8 +79,9 @@ type queries struct {
 
 // newQueries returns the driver's SQL for the jobs table named table.
 func newQueries(table string) *queries {
+	counts := quoteIdent(table + "_counts")
 	table = quoteIdent(table)
-	r := strings.NewReplacer("{t}", table, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
+	r := strings.NewReplacer("{t}", table, "{t_counts}", counts, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 	q := &queries{
 		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
 	max_retries, run_at, created_at, unique_key)
@@ -96,7 +99,7 @@ WHERE unique_key = ? AND status IN ('pending', 'processing')`),
 		// would make it prepare the statement again on every execution.
 		claim: r.Replace(`UPDATE {t}
 SET status = 'processing', locked_by = ?1, locked_until = ?2, attempted_at = ?3,
-	attempted_by = ?1, attempt = attempt + 1
+	attempted_by = ?1, attempt = attempt + 1, counted = counted + 1
 WHERE rowid IN (
 	SELECT rowid FROM {t}
 	WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?3
@@ -108,7 +111,7 @@ RETURNING ` + columns),
 		// ?6 finalized_at, ?7 retries given back (snooze), ?8 error (JSON or NULL),
 		// ?9 result (JSON or NULL), ?10 attempted_at.
 		finalize: r.Replace(`UPDATE {t}
-SET status = ?4,
+SET status = ?4, counted = counted + 1,
 	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
 	finalized_at = CASE WHEN ?4 = 'pending' THEN NULL ELSE ?6 END,
 	max_retries = max_retries + ?7,
@@ -116,6 +119,15 @@ SET status = ?4,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
+		// ?1 status, ?2 queue, ?3 topic, ?4 jobs: adds ?4 to a count, as
+		// the driver's claims and completions do for the rows they mark
+		// counted (see migration 0004).
+		count: r.Replace(`INSERT INTO {t_counts} (status, queue, topic, n) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (status, queue, topic) DO UPDATE SET n = n + excluded.n`),
+		// ?1 the IDs of jobs (a JSON array): how many of them there are by
+		// queue and topic.
+		countIDs: r.Replace(`SELECT queue, topic, count(*) FROM {t}
+WHERE id IN (SELECT value FROM json_each(?1)) GROUP BY queue, topic`),
 		progress: r.Replace(progressSQL),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
