@@ -18,16 +18,43 @@ const revokeInterval = time.Second
 type runningJobs struct {
 	mu   sync.Mutex
 	jobs map[string]*jobRun
+	// cancelled is the cause the run's jobs were cancelled with, once
+	// cancelAll was called: a job tracked later is cancelled at once.
+	cancelled error
 }
 
 // track records jr as running until untrack.
 func (rj *runningJobs) track(jr *jobRun) {
 	rj.mu.Lock()
-	defer rj.mu.Unlock()
 	if rj.jobs == nil {
 		rj.jobs = make(map[string]*jobRun)
 	}
 	rj.jobs[jr.row.ID] = jr
+	cause := rj.cancelled
+	rj.mu.Unlock()
+	if cause != nil {
+		jr.revoke(cause)
+		jr.cancel()
+	}
+}
+
+// cancelAll ends the contexts of the running jobs, and of every job tracked
+// from now on, with cause. It is idempotent; the first cause stays.
+func (rj *runningJobs) cancelAll(cause error) {
+	rj.mu.Lock()
+	if rj.cancelled == nil {
+		rj.cancelled = cause
+	}
+	cause = rj.cancelled
+	jobs := make([]*jobRun, 0, len(rj.jobs))
+	for _, jr := range rj.jobs {
+		jobs = append(jobs, jr)
+	}
+	rj.mu.Unlock()
+	for _, jr := range jobs {
+		jr.revoke(cause)
+		jr.cancel() // starts the grace period a worker has to return
+	}
 }
 
 // untrack records that jr no longer runs. It does nothing if jr was

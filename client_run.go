@@ -30,14 +30,16 @@ type run struct {
 	pool *pool.Pool[claimed]
 
 	// fetchCtx ends when fetching stops; maintCtx when heartbeat and rescue
-	// stop; jobsCtx is the parent of every job context and ends when Stop
-	// gives up waiting for running jobs.
-	fetchCtx    context.Context
-	stopFetch   context.CancelFunc
-	maintCtx    context.Context
-	stopMaint   context.CancelFunc
-	jobsCtx     context.Context
-	cancelJobs  context.CancelCauseFunc
+	// stop. jobsCtx carries the values every job context has, and never
+	// ends: a job context made from it is not registered with it, which
+	// with a thousand jobs running took a shared lock and a shared map on
+	// every job; Stop ends the running jobs' contexts itself (see
+	// runningJobs.cancelAll).
+	fetchCtx  context.Context
+	stopFetch context.CancelFunc
+	maintCtx  context.Context
+	stopMaint context.CancelFunc
+	jobsCtx   context.Context
 	stopListen  func()
 	fetchWG     sync.WaitGroup
 	maintWG     sync.WaitGroup
@@ -147,7 +149,7 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 	}
 	r.fetchCtx, r.stopFetch = context.WithCancel(base)
 	r.maintCtx, r.stopMaint = context.WithCancel(base)
-	r.jobsCtx, r.cancelJobs = context.WithCancelCause(base)
+	r.jobsCtx = base
 	r.pool = pool.New(poolIdle, func(j claimed) bool { return c.execute(r, j.f, j.jr) })
 	capacity := 0
 	for name, q := range c.cfg.Queues {
@@ -215,7 +217,7 @@ func (c *Client[TTx]) stop(ctx context.Context, cancelFirst bool) error {
 	})
 	if cancelFirst {
 		r.stopFetch() // so that no handed-back job is claimed again
-		r.cancelJobs(errStopping)
+		r.running.cancelAll(errStopping)
 	}
 	select {
 	case <-r.stopped:
@@ -223,7 +225,7 @@ func (c *Client[TTx]) stop(ctx context.Context, cancelFirst bool) error {
 	case <-ctx.Done():
 		// Another Stop is in charge; this deadline hands the jobs back.
 		r.stopFetch()
-		r.cancelJobs(errStopping)
+		r.running.cancelAll(errStopping)
 		r.completer.GiveUp()
 		<-r.stopped
 		return ctx.Err()
@@ -234,7 +236,7 @@ func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) er
 	r.stopFetch()
 	r.fetchWG.Wait()
 	if cancelFirst {
-		r.cancelJobs(errStopping)
+		r.running.cancelAll(errStopping)
 	}
 	jobsDone := make(chan struct{})
 	go func() { r.jobsWG.Wait(); close(jobsDone) }()
@@ -243,7 +245,7 @@ func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) er
 	case <-jobsDone:
 	case <-ctx.Done():
 		err = ctx.Err()
-		r.cancelJobs(errStopping)
+		r.running.cancelAll(errStopping)
 		// Outcomes still failing to be written are given up, so that no
 		// job waits on a full completer queue.
 		r.completer.GiveUp()
@@ -259,7 +261,7 @@ func (c *Client[TTx]) shutdown(ctx context.Context, r *run, cancelFirst bool) er
 	}
 	r.stopMaint()
 	r.maintWG.Wait()
-	r.cancelJobs(errStopping)
+	r.running.cancelAll(errStopping)
 	r.pool.Close()
 	c.cfg.Logger.Debug("sluice: client stopped", "client_id", r.lockedBy)
 	return err

@@ -78,10 +78,18 @@ const (
 	lazy = durable + ", set_config('synchronous_commit', 'off', true)"
 )
 
-// queryBatch runs one statement that writes, and passes its rows to scan.
-// On the pool, it is sent in one round trip after the statement of
-// settings, and both run in the implicit transaction of a single Sync. In
-// a caller's transaction the statement runs as it is.
+// batchStmt is one statement of a batch, with its arguments and what reads
+// its rows.
+type batchStmt struct {
+	sql  string
+	args []any
+	scan func(pgx.Rows) error
+}
+
+// queryBatch runs statements that write, and passes each one's rows to its
+// scan. On the pool, they are sent in one round trip after the statement
+// of settings, and all run in the implicit transaction of a single Sync.
+// In a caller's transaction they run as they are, one after another.
 //
 // Claims commit lazily: a claim is done once the server has it in memory,
 // which takes a WAL flush (a few hundred microseconds on most disks) off
@@ -94,17 +102,24 @@ const (
 // first. Completions commit durably: a forgotten completion would leave its
 // job processing under the lease of a client that no longer runs it, and its
 // heartbeat would keep the lease alive.
-func (e *executor) queryBatch(ctx context.Context, sql string, args []any, settings string, scan func(pgx.Rows) error) error {
+func (e *executor) queryBatch(ctx context.Context, settings string, stmts ...batchStmt) error {
 	if e.inTx {
-		rows, err := e.db.Query(ctx, sql, args...)
-		if err != nil {
-			return err
+		for _, st := range stmts {
+			rows, err := e.db.Query(ctx, st.sql, st.args...)
+			if err != nil {
+				return err
+			}
+			if err := st.scan(rows); err != nil {
+				return err
+			}
 		}
-		return scan(rows)
+		return nil
 	}
 	b := &pgx.Batch{}
 	b.Queue(settings)
-	b.Queue(sql, args...).Query(scan)
+	for _, st := range stmts {
+		b.Queue(st.sql, st.args...).Query(st.scan)
+	}
 	return e.db.SendBatch(ctx, b).Close()
 }
 

@@ -20,6 +20,10 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 // its plan.
 func (d *Driver) FinalizeQuery() string { return d.q.finalize }
 
+// CompleteQuery returns the driver's SQL for plain completions, for tests
+// that check its plan.
+func (d *Driver) CompleteQuery() string { return d.q.complete }
+
 // ProgressQuery returns the driver's progress SQL, for tests that check its
 // plan.
 func (d *Driver) ProgressQuery() string { return d.q.progress }

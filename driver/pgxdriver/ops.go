@@ -27,11 +27,11 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit}, lazy,
+	err := e.queryBatch(qctx, lazy, batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
-		})
+		}})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -47,7 +47,9 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	return jobs, nil
 }
 
-// JobFinalize ends every claim of the batch with one UPDATE over arrays.
+// JobFinalize ends every claim of the batch with one UPDATE over arrays:
+// the plain completions with a lean one, the others with one that can
+// write anything, both in one round trip and one transaction.
 func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
 	const op = "finalize"
 	if err := e.start(ctx, op); err != nil {
@@ -57,71 +59,90 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return nil, errors.New("pgxdriver: finalize: nil params")
 	}
 	matched := make([]bool, len(p.Jobs))
-	args, index, err := finalizeArgs(p.Jobs)
-	if err != nil {
-		return nil, fmt.Errorf("pgxdriver: finalize: %w", err)
+	var full, plain finalizeArrays
+	for i, it := range p.Jobs {
+		if it == nil {
+			return nil, fmt.Errorf("pgxdriver: finalize: item %d is nil", i)
+		}
+		id, ok := parseUUID(it.ID)
+		if !ok {
+			continue // names no job
+		}
+		if it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil {
+			plain.add(i, id, it)
+			continue
+		}
+		if err := full.addFull(i, id, it); err != nil {
+			return nil, fmt.Errorf("pgxdriver: finalize: item %d: %w", i, err)
+		}
 	}
-	if args == nil {
+	var stmts []batchStmt
+	if len(plain.index) > 0 {
+		stmts = append(stmts, batchStmt{e.d.q.complete, plain.completeArgs(), scanMatched(matched, plain.index)})
+	}
+	if len(full.index) > 0 {
+		stmts = append(stmts, batchStmt{e.d.q.finalize, full.finalizeArgs(), scanMatched(matched, full.index)})
+	}
+	if len(stmts) == 0 {
 		return matched, nil
 	}
-	err = e.queryBatch(ctx, e.d.q.finalize, args, durable, scanMatched(matched, index))
-	if err != nil {
+	if err := e.queryBatch(ctx, durable, stmts...); err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return matched, nil
 }
 
-// finalizeArgs returns the finalize statement's arrays and the index in
-// items of each array element. Items whose ID is not a UUID match nothing
-// and are left out; args is nil when none is left.
-func finalizeArgs(items []*driver.JobFinalize) (args []any, index []int, err error) {
-	n := len(items)
-	var (
-		ids                  = make([]pgtype.UUID, 0, n)
-		attempts, giveBack   = make([]int32, 0, n), make([]int32, 0, n)
-		lockedBy, statuses   = make([]string, 0, n), make([]string, 0, n)
-		runAts, finalizedAts = make([]pgtype.Timestamptz, 0, n), make([]pgtype.Timestamptz, 0, n)
-		attemptedAts         = make([]pgtype.Timestamptz, 0, n)
-		errs, results        = make([]pgtype.Text, 0, n), make([]pgtype.Text, 0, n)
-		fromStatus           = make([]string, 0, n)
-	)
-	index = make([]int, 0, n)
-	for i, it := range items {
-		if it == nil {
-			return nil, nil, fmt.Errorf("item %d is nil", i)
+// finalizeArrays are the parallel arrays of completeSQL or finalizeSQL,
+// one element per item, and each element's index among the items.
+type finalizeArrays struct {
+	index                            []int
+	ids                              []pgtype.UUID
+	attempts, giveBack               []int32
+	lockedBy, statuses, fromStatus   []string
+	runAts, finalizedAts, attempteds []pgtype.Timestamptz
+	errs, results                    []pgtype.Text
+}
+
+// add appends the columns both statements take.
+func (a *finalizeArrays) add(i int, id pgtype.UUID, it *driver.JobFinalize) {
+	a.index = append(a.index, i)
+	a.ids = append(a.ids, id)
+	a.attempts = append(a.attempts, int32(it.Attempt))
+	a.lockedBy = append(a.lockedBy, it.LockedBy)
+	a.attempteds = append(a.attempteds, pgtype.Timestamptz{Time: it.AttemptedAt, Valid: true})
+	a.finalizedAts = append(a.finalizedAts, nullTime(it.FinalizedAt))
+	a.fromStatus = append(a.fromStatus, string(driver.StatusProcessing))
+}
+
+// addFull appends an item of finalizeSQL.
+func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) error {
+	var e []byte
+	if it.Error != nil {
+		var err error
+		if e, err = errorJSON(it.Error); err != nil {
+			return err
 		}
-		id, ok := parseUUID(it.ID)
-		if !ok {
-			continue
-		}
-		var e []byte
-		if it.Error != nil {
-			if e, err = errorJSON(it.Error); err != nil {
-				return nil, nil, fmt.Errorf("item %d: %w", i, err)
-			}
-		}
-		back := int32(0)
-		if it.Snooze && it.Status == driver.StatusPending {
-			back = 1
-		}
-		ids = append(ids, id)
-		attempts = append(attempts, int32(it.Attempt))
-		lockedBy = append(lockedBy, it.LockedBy)
-		statuses = append(statuses, string(it.Status))
-		runAts = append(runAts, pgtype.Timestamptz{Time: it.RunAt, Valid: true})
-		finalizedAts = append(finalizedAts, nullTime(it.FinalizedAt))
-		giveBack = append(giveBack, back)
-		errs = append(errs, nullText(e))
-		results = append(results, nullText(it.Result))
-		fromStatus = append(fromStatus, string(driver.StatusProcessing))
-		attemptedAts = append(attemptedAts, pgtype.Timestamptz{Time: it.AttemptedAt, Valid: true})
-		index = append(index, i)
 	}
-	if len(ids) == 0 {
-		return nil, nil, nil
+	back := int32(0)
+	if it.Snooze && it.Status == driver.StatusPending {
+		back = 1
 	}
-	return []any{ids, attempts, lockedBy, statuses, runAts, finalizedAts, giveBack, errs, results, fromStatus,
-		attemptedAts}, index, nil
+	a.add(i, id, it)
+	a.statuses = append(a.statuses, string(it.Status))
+	a.runAts = append(a.runAts, pgtype.Timestamptz{Time: it.RunAt, Valid: true})
+	a.giveBack = append(a.giveBack, back)
+	a.errs = append(a.errs, nullText(e))
+	a.results = append(a.results, nullText(it.Result))
+	return nil
+}
+
+func (a *finalizeArrays) completeArgs() []any {
+	return []any{a.ids, a.attempts, a.lockedBy, a.attempteds, a.finalizedAts, a.fromStatus}
+}
+
+func (a *finalizeArrays) finalizeArgs() []any {
+	return []any{a.ids, a.attempts, a.lockedBy, a.statuses, a.runAts, a.finalizedAts, a.giveBack, a.errs, a.results,
+		a.fromStatus, a.attempteds}
 }
 
 // JobHeartbeat extends the leases of a client's jobs with one UPDATE.

@@ -52,8 +52,8 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 	if len(ids) == 0 {
 		return matched, nil
 	}
-	err := e.queryBatch(ctx, e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus}, lazy,
-		scanMatched(matched, index))
+	err := e.queryBatch(ctx, lazy, batchStmt{e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus},
+		scanMatched(matched, index)})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

@@ -94,6 +94,18 @@ WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.loc
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
 
+	// completeSQL is finalizeSQL for the common case, jobs completed
+	// without an error, a result or a snooze, which writes the same and
+	// sends a third of the bytes: ids, attempts, holders, claim times,
+	// completion times and expected statuses.
+	completeSQL = `UPDATE {t} AS j
+SET status = 'completed', finalized_at = i.finalized_at, locked_by = NULL, locked_until = NULL
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, attempted_at, finalized_at, from_status, ord)
+WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
+RETURNING i.ord`
+
 	// progressSQL sets the progress of claims given as parallel arrays, as
 	// finalizeSQL ends them, for the same reasons; the items that matched
 	// come back by number.
@@ -158,6 +170,7 @@ type queries struct {
 	notify       string
 	claim        string
 	finalize     string
+	complete     string
 	progress     string
 	heartbeat    string
 	rescue       string
@@ -179,6 +192,7 @@ func newQueries(table, counts, countLog, channel string) *queries {
 		notify:       notifySQL,
 		claim:        fill(claimSQL),
 		finalize:     fill(finalizeSQL),
+		complete:     fill(completeSQL),
 		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),
 		rescue:       fill(rescueSQL),
