@@ -35,11 +35,11 @@ type run struct {
 	// with a thousand jobs running took a shared lock and a shared map on
 	// every job; Stop ends the running jobs' contexts itself (see
 	// runningJobs.cancelAll).
-	fetchCtx  context.Context
-	stopFetch context.CancelFunc
-	maintCtx  context.Context
-	stopMaint context.CancelFunc
-	jobsCtx   context.Context
+	fetchCtx    context.Context
+	stopFetch   context.CancelFunc
+	maintCtx    context.Context
+	stopMaint   context.CancelFunc
+	jobsCtx     context.Context
 	stopListen  func()
 	fetchWG     sync.WaitGroup
 	maintWG     sync.WaitGroup
