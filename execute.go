@@ -38,7 +38,7 @@ func (c *Client[TTx]) prepare(r *run, row *driver.JobRow) *jobRun {
 		return jr
 	}
 	jr.prepErr = safeCall(r.jobsCtx, func(context.Context) (err error) {
-		jr.call, jr.timeout, err = jr.unit.prepare(jr)
+		jr.job, jr.timeout, err = jr.unit.prepare(jr)
 		return err
 	})
 	return jr
@@ -89,7 +89,6 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	if jr.prepErr != nil {
 		return jr.prepErr, false, true
 	}
-	call := jr.call
 	timeout := orDefault(jr.timeout, c.cfg.JobTimeout)
 	// outer ends with the timeout or Stop; inner, which the worker gets,
 	// ends with outer, or first with a revocation's cause (see
@@ -112,7 +111,7 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	unwatch := context.AfterFunc(outer, func() {
 		grace.Store(time.AfterFunc(stopGrace, func() { c.abandon(r, f, jr, ctx) }))
 	})
-	err = safeCall(ctx, call)
+	err = safeCall(ctx, func(ctx context.Context) error { return jr.unit.work(ctx, jr.job) })
 	if !jr.finished.CompareAndSwap(false, true) {
 		return nil, false, false
 	}
@@ -131,12 +130,14 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 // interrupted reports whether a worker's error err comes from Stop ending
 // its context ctx, rather than from the worker's own snooze or cancel.
 func interrupted(ctx context.Context, err error) bool {
+	if err == nil || !errors.Is(context.Cause(ctx), errStopping) {
+		return false // checked first: the targets of errors.As cost an allocation
+	}
 	var (
 		snooze    *SnoozeError
 		cancelErr *CancelError
 	)
-	return err != nil && errors.Is(context.Cause(ctx), errStopping) &&
-		!errors.As(err, &snooze) && !errors.As(err, &cancelErr)
+	return !errors.As(err, &snooze) && !errors.As(err, &cancelErr)
 }
 
 // abandon finishes jr, whose worker has not returned within stopGrace of

@@ -39,7 +39,7 @@ func FuzzJobArgsDecoding(f *testing.F) {
 			return nil
 		}))
 		jr := &jobRun{row: &JobRow{ID: "id", Topic: "fuzz", Payload: payload}, unit: workers.units["fuzz"]}
-		call, _, err := jr.unit.prepare(jr)
+		job, _, err := jr.unit.prepare(jr)
 		var want fuzzArgs
 		if werr := json.Unmarshal(payload, &want); werr != nil {
 			require.Error(t, err)
@@ -47,7 +47,7 @@ func FuzzJobArgsDecoding(f *testing.F) {
 			return
 		}
 		require.NoError(t, err)
-		require.NoError(t, call(t.Context()))
+		require.NoError(t, jr.unit.work(t.Context(), job))
 		require.Equal(t, want, *got)
 	})
 }

@@ -101,17 +101,21 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 		topic:       topic,
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
-		prepare: func(run *jobRun) (func(context.Context) error, time.Duration, error) {
-			// The worker gets its own copy of the row: the client fences
-			// the claim with the original, whatever the worker does.
-			row := *run.row
-			job := &Job[T]{JobRow: &row, run: run}
-			if err := json.Unmarshal(run.row.Payload, &job.Args); err != nil {
+		prepare: func(run *jobRun) (any, time.Duration, error) {
+			// The worker gets its own copy of the row, in the same
+			// allocation as its Job: the client fences the claim with the
+			// original, whatever the worker does.
+			box := &struct {
+				job Job[T]
+				row JobRow
+			}{row: *run.row}
+			box.job = Job[T]{JobRow: &box.row, run: run}
+			if err := json.Unmarshal(run.row.Payload, &box.job.Args); err != nil {
 				return nil, 0, fmt.Errorf("decode args of %q: %w", topic, err)
 			}
-			work := func(ctx context.Context) error { return worker.Work(ctx, job) }
-			return work, worker.Timeout(job), nil
+			return &box.job, worker.Timeout(&box.job), nil
 		},
+		work: func(ctx context.Context, job any) error { return worker.Work(ctx, job.(*Job[T])) },
 	}
 	return nil
 }
@@ -121,9 +125,11 @@ type workUnit struct {
 	topic       string
 	maxRetries  int
 	retryPolicy RetryPolicy
-	// prepare decodes a job's args and returns the call that works it and
-	// the worker's timeout for it.
-	prepare func(run *jobRun) (work func(context.Context) error, timeout time.Duration, err error)
+	// prepare decodes a job's args and returns the *Job[T] that work takes
+	// and the worker's timeout for it.
+	prepare func(run *jobRun) (job any, timeout time.Duration, err error)
+	// work works a job prepare returned.
+	work func(ctx context.Context, job any) error
 }
 
 // jobRun is one claim of a job by this client, shared by the executor and
@@ -131,10 +137,11 @@ type workUnit struct {
 type jobRun struct {
 	row  *JobRow
 	unit *workUnit
-	// call works the job with its decoded arguments, under the worker's
-	// timeout; prepErr is why the job could not be prepared (no worker,
-	// arguments that do not decode), in which case call is nil.
-	call    func(context.Context) error
+	// job is the job with its decoded arguments, as unit.work takes it,
+	// and timeout the worker's timeout for it; prepErr is why the job
+	// could not be prepared (no worker, arguments that do not decode), in
+	// which case job is nil.
+	job     any
 	timeout time.Duration
 	prepErr error
 	// settled is set when the worker acked or nacked in its own

@@ -59,7 +59,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return nil, errors.New("pgxdriver: finalize: nil params")
 	}
 	matched := make([]bool, len(p.Jobs))
-	var full, plain finalizeArrays
+	full, plain := newFinalizeArrays(0), newFinalizeArrays(len(p.Jobs))
 	for i, it := range p.Jobs {
 		if it == nil {
 			return nil, fmt.Errorf("pgxdriver: finalize: item %d is nil", i)
@@ -68,7 +68,8 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		if !ok {
 			continue // names no job
 		}
-		if it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil {
+		if it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil &&
+			(len(plain.index) == 0 || it.LockedBy == plain.lockedBy[0]) {
 			plain.add(i, id, it)
 			continue
 		}
@@ -103,7 +104,17 @@ type finalizeArrays struct {
 	errs, results                    []pgtype.Text
 }
 
-// add appends the columns both statements take.
+// newFinalizeArrays returns arrays with room for n items.
+func newFinalizeArrays(n int) *finalizeArrays {
+	return &finalizeArrays{
+		index: make([]int, 0, n), ids: make([]pgtype.UUID, 0, n), attempts: make([]int32, 0, n),
+		lockedBy: make([]string, 0, n), attempteds: make([]pgtype.Timestamptz, 0, n),
+		finalizedAts: make([]pgtype.Timestamptz, 0, n),
+	}
+}
+
+// add appends the columns both statements take (for completeSQL, only the
+// first holder counts).
 func (a *finalizeArrays) add(i int, id pgtype.UUID, it *driver.JobFinalize) {
 	a.index = append(a.index, i)
 	a.ids = append(a.ids, id)
@@ -111,7 +122,6 @@ func (a *finalizeArrays) add(i int, id pgtype.UUID, it *driver.JobFinalize) {
 	a.lockedBy = append(a.lockedBy, it.LockedBy)
 	a.attempteds = append(a.attempteds, pgtype.Timestamptz{Time: it.AttemptedAt, Valid: true})
 	a.finalizedAts = append(a.finalizedAts, nullTime(it.FinalizedAt))
-	a.fromStatus = append(a.fromStatus, string(driver.StatusProcessing))
 }
 
 // addFull appends an item of finalizeSQL.
@@ -128,6 +138,7 @@ func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) 
 		back = 1
 	}
 	a.add(i, id, it)
+	a.fromStatus = append(a.fromStatus, string(driver.StatusProcessing))
 	a.statuses = append(a.statuses, string(it.Status))
 	a.runAts = append(a.runAts, pgtype.Timestamptz{Time: it.RunAt, Valid: true})
 	a.giveBack = append(a.giveBack, back)
@@ -137,7 +148,7 @@ func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) 
 }
 
 func (a *finalizeArrays) completeArgs() []any {
-	return []any{a.ids, a.attempts, a.lockedBy, a.attempteds, a.finalizedAts, a.fromStatus}
+	return []any{a.ids, a.attempts, a.lockedBy[0], a.attempteds, a.finalizedAts}
 }
 
 func (a *finalizeArrays) finalizeArgs() []any {
