@@ -67,6 +67,46 @@ func (rj *runningJobs) untrack(jr *jobRun) {
 	}
 }
 
+// heldJobs are the jobs a run holds: claimed, and not yet ended by a
+// written (or given up) outcome. The heartbeat extends their leases.
+type heldJobs struct {
+	mu sync.Mutex
+	// n counts the claims of each job held: the next claim of a job the
+	// run snoozed may come before the snooze's outcome is done with.
+	n map[string]int
+}
+
+func (h *heldJobs) add(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == nil {
+		h.n = make(map[string]int)
+	}
+	h.n[id]++
+}
+
+func (h *heldJobs) remove(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n[id] <= 1 {
+		delete(h.n, id)
+		return
+	}
+	h.n[id]--
+}
+
+// ids returns the IDs of the held jobs, empty but not nil when there are
+// none.
+func (h *heldJobs) ids() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.n))
+	for id := range h.n {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // ids returns the IDs of the running jobs.
 func (rj *runningJobs) ids() []string {
 	rj.mu.Lock()

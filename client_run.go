@@ -49,6 +49,7 @@ type run struct {
 	stopErr     error
 	cancelFirst bool
 	running     runningJobs
+	held        heldJobs
 }
 
 // claimed is a job claimed by one of the run's fetchers, prepared and
@@ -110,7 +111,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		r.fetchWG.Go(func() { f.Run(r.fetchCtx) })
 	}
 	r.maintWG.Go(func() {
-		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
+		lease.Heartbeat(r.maintCtx, c.exec, r.lockedBy, r.held.ids, c.cfg.HeartbeatInterval, c.cfg.LeaseDuration,
 			c.cfg.Clock, c.cfg.Logger)
 	})
 	r.maintWG.Go(func() { c.watchRevoked(r.maintCtx, r) })
@@ -169,6 +170,7 @@ func (c *Client[TTx]) newRun(ctx context.Context) *run {
 			Clock:         func() time.Time { return c.now() },
 			Logger:        c.cfg.Logger,
 			Start: func(row *driver.JobRow) {
+				r.held.add(row.ID)
 				r.jobsWG.Add(1)
 				r.pool.Go(claimed{f: f, jr: c.prepare(r, row)})
 			},

@@ -197,3 +197,51 @@ func TestStopKeepsADeliberateCancel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sluice.StatusCancelled, row.Status)
 }
+
+// TestHeartbeatLeavesJobsTheClientDoesNotHold checks that a running client
+// extends the leases of the jobs it holds only: a job the database says it
+// holds but whose outcome the client already wrote (a completion a crashed
+// server forgot, simulated here) expires and is run again, instead of being
+// kept alive for as long as the client runs.
+func TestHeartbeatLeavesJobsTheClientDoesNotHold(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	runs := make(chan int, 10)
+	release := make(chan struct{})
+	c := b.client(t, &sluice.Config{
+		LeaseDuration: 300 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond,
+		RescueInterval: 50 * time.Millisecond,
+		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+			if job.Args.N == 1 { // a long job, so that the client keeps beating
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil
+			}
+			runs <- job.Attempt
+			return nil
+		}),
+	})
+	defer close(release)
+	_, err := c.Enqueue(t.Context(), noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, <-runs)
+	done := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	// The completion is forgotten: the job is processing under the
+	// client's claim again, with a lease of a few heartbeats.
+	until := time.Now().Add(300 * time.Millisecond).UnixMicro()
+	_, err = b.db.ExecContext(t.Context(), `UPDATE sluice_jobs SET status = 'processing', finalized_at = NULL,
+		locked_by = ?, locked_until = ? WHERE id = ?`, done.AttemptedBy, until, done.ID)
+	require.NoError(t, err)
+	select {
+	case attempt := <-runs:
+		require.Equal(t, 2, attempt)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client's heartbeat kept a job it does not hold alive")
+	}
+	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
+	require.Equal(t, "lease expired", row.Errors[0].Error)
+}

@@ -66,6 +66,7 @@ func (c *Client[TTx]) finish(r *run, f *fetcher.Fetcher, jr *jobRun, err error, 
 	}
 	fin := c.outcome(&jr.fin, jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
+		r.held.remove(row.ID)
 		if matched {
 			c.emit(outcomeEvent(fin.Status, fin.Snooze), row, c.now().Sub(row.AttemptedAt))
 		}

@@ -157,9 +157,10 @@ type Executor interface {
 	JobProgress(ctx context.Context, params *JobProgressParams) ([]bool, error)
 
 	// JobHeartbeat sets LockedUntil on every job that is processing with
-	// LockedBy equal to ClientID, in one statement, and returns how many it
-	// extended. A lease that has passed but was not yet rescued is extended
-	// too: its holder is alive and nobody has taken the job.
+	// LockedBy equal to ClientID (and, when IDs is not nil, whose ID is
+	// in IDs), in one statement, and returns how many it extended. A lease
+	// that has passed but was not yet rescued is extended too: its holder
+	// is alive and nobody has taken the job.
 	JobHeartbeat(ctx context.Context, params *JobHeartbeatParams) (int, error)
 
 	// JobRescue takes back up to Limit jobs that are processing with a
@@ -428,6 +429,12 @@ type JobFinalize struct {
 type JobHeartbeatParams struct {
 	// ClientID selects the jobs: those processing with this LockedBy.
 	ClientID string
+	// IDs, when not nil, narrows the selection to these jobs: the ones
+	// the client knows it holds, so that a job it holds only in the
+	// database's eyes (its outcome forgotten by a crashed server, or
+	// given up on) is left to expire and be rescued. An empty, non-nil
+	// IDs extends nothing.
+	IDs []string
 	// LockedUntil is the new end of their leases.
 	LockedUntil time.Time
 }

@@ -14,6 +14,9 @@ func heartbeatCases[TTx any]() []testCase[TTx] {
 		// A heartbeat extends the leases of exactly the client's processing
 		// jobs and counts them.
 		{name: "Extends", twin: true, fn: testHeartbeatExtends[TTx]},
+		// Given IDs, a heartbeat extends only those of the client's
+		// processing jobs; an empty list extends nothing.
+		{name: "IDs", twin: true, fn: testHeartbeatIDs[TTx]},
 		// A heartbeat in a transaction that rolls back extends nothing.
 		{name: "Rollback", fn: testHeartbeatRollback[TTx]},
 	}
@@ -75,6 +78,39 @@ func testHeartbeatExtends[TTx any](h *harness[TTx], m mode) {
 		h.requireStored(row)
 	}
 	require.Equal(h.t, 0, heartbeatMode(h, m, "client-none", h.at(time.Hour)), "jobs of a client without any")
+	h.requireStored(theirs)
+}
+
+func testHeartbeatIDs[TTx any](h *harness[TTx], m mode) {
+	a, b, c := h.started(client1, nil), h.started(client1, nil), h.started(client1, nil)
+	theirs := h.started(client2, nil)
+	beat := func(ids ...string) int {
+		h.t.Helper()
+		p := &driver.JobHeartbeatParams{ClientID: client1, IDs: ids, LockedUntil: h.at(time.Hour)}
+		if ids == nil {
+			p.IDs = []string{}
+		}
+		var n int
+		h.via(m, func(ex driver.Executor) {
+			var err error
+			n, err = ex.JobHeartbeat(h.ctx, p)
+			require.NoError(h.t, err, "JobHeartbeat")
+		})
+		return n
+	}
+	require.Equal(h.t, 0, beat(), "jobs extended by an empty list")
+	for _, row := range []*driver.JobRow{a, b, c, theirs} {
+		h.requireStored(row)
+	}
+	// Another client's job, an unknown ID and one that is not a UUID are
+	// not extended.
+	require.Equal(h.t, 2, beat(a.ID, c.ID, theirs.ID, newID(), "not-an-id"), "jobs extended")
+	for _, row := range []*driver.JobRow{a, c} {
+		want := cloneRow(row)
+		want.LockedUntil = h.at(time.Hour)
+		h.requireStored(want)
+	}
+	h.requireStored(b)
 	h.requireStored(theirs)
 }
 

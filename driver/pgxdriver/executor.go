@@ -71,11 +71,11 @@ func (e *executor) detach(ctx context.Context) (context.Context, context.CancelF
 // and the auto mode could switch to a plan of its own choosing after five
 // runs.
 const (
-	// durable is for completions.
-	durable = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 	// lazy also lets the statement commit without waiting for its WAL to
-	// reach disk: for claims and progress writes.
-	lazy = durable + ", set_config('synchronous_commit', 'off', true)"
+	// reach disk: claims, completions and progress writes all do (see
+	// queryBatch).
+	lazy = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), " +
+		"set_config('synchronous_commit', 'off', true)"
 )
 
 // batchStmt is one statement of a batch, with its arguments and what reads
@@ -91,17 +91,20 @@ type batchStmt struct {
 // of settings, and all run in the implicit transaction of a single Sync.
 // In a caller's transaction they run as they are, one after another.
 //
-// Claims commit lazily: a claim is done once the server has it in memory,
-// which takes a WAL flush (a few hundred microseconds on most disks) off
-// every claim a client waits for before it can start jobs. A crash of the
-// server may forget the last claims before they reach disk; each such job
-// is pending again at its previous attempt, and runs again, as at-least-once
-// allows. The forgotten claim's outcome matches nothing, since a new claim
-// of the job has a later AttemptedAt (see the driver package's Fencing), and
-// a worker's Ack commits durably, which writes every earlier claim to disk
-// first. Completions commit durably: a forgotten completion would leave its
-// job processing under the lease of a client that no longer runs it, and its
-// heartbeat would keep the lease alive.
+// Claims, completions and progress writes commit lazily: each is done once
+// the server has it in memory, which takes a WAL flush (a few hundred
+// microseconds on most disks) off every claim a client waits for before it
+// can start jobs, and off every batch of outcomes. A crash of the server
+// may forget the last of them before they reach disk, and at-least-once
+// allows what follows. A job whose claim was forgotten is pending again at
+// its previous attempt and runs again; the forgotten claim's outcome
+// matches nothing, since a new claim of the job has a later AttemptedAt
+// (see the driver package's Fencing). A job whose completion was forgotten
+// is processing again under its old lease, which its client no longer
+// extends (a client's heartbeat names the jobs it holds), so it expires,
+// and the job is rescued and runs again. A worker's Ack, in the worker's
+// own transaction, commits as that transaction does (durably, by default),
+// which writes every earlier claim to disk first; so do enqueues.
 func (e *executor) queryBatch(ctx context.Context, settings string, stmts ...batchStmt) error {
 	if e.inTx {
 		for _, st := range stmts {

@@ -87,7 +87,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(stmts) == 0 {
 		return matched, nil
 	}
-	if err := e.queryBatch(ctx, durable, stmts...); err != nil {
+	if err := e.queryBatch(ctx, lazy, stmts...); err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return matched, nil
@@ -156,7 +156,8 @@ func (a *finalizeArrays) finalizeArgs() []any {
 		a.fromStatus, a.attempteds}
 }
 
-// JobHeartbeat extends the leases of a client's jobs with one UPDATE.
+// JobHeartbeat extends the leases of a client's jobs with one UPDATE: over
+// the lease index, or through the primary key when given the IDs.
 func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) (int, error) {
 	const op = "heartbeat"
 	if err := e.start(ctx, op); err != nil {
@@ -165,7 +166,11 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParam
 	if p == nil {
 		return 0, errors.New("pgxdriver: heartbeat: nil params")
 	}
-	tag, err := e.db.Exec(ctx, e.d.q.heartbeat, p.ClientID, p.LockedUntil)
+	sql, args := e.d.q.heartbeat, []any{p.ClientID, p.LockedUntil}
+	if p.IDs != nil {
+		sql, args = e.d.q.heartbeatIDs, append(args, uuids(p.IDs))
+	}
+	tag, err := e.db.Exec(ctx, sql, args...)
 	if err != nil {
 		return 0, wrapErr(ctx, op, err)
 	}

@@ -126,6 +126,10 @@ RETURNING i.ord`
 	heartbeatSQL = `UPDATE {t} SET locked_until = $2
 WHERE status = 'processing' AND locked_by = $1 AND locked_until IS NOT NULL`
 
+	// heartbeatIDsSQL is heartbeatSQL for the jobs $3 only, found by ID.
+	heartbeatIDsSQL = `UPDATE {t} SET locked_until = $2
+WHERE id = ANY($3::uuid[]) AND status = 'processing' AND locked_by = $1`
+
 	// rescueSQL: $1 now, $2 error (JSON; its attempt, start and client
 	// are set per job), $3 limit. Shaped as claimSQL is, for the same
 	// reasons.
@@ -176,6 +180,7 @@ type queries struct {
 	complete     string
 	progress     string
 	heartbeat    string
+	heartbeatIDs string
 	rescue       string
 	get          string
 	fold         string
@@ -198,6 +203,7 @@ func newQueries(table, counts, countLog, channel string) *queries {
 		complete:     fill(completeSQL),
 		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),
+		heartbeatIDs: fill(heartbeatIDsSQL),
 		rescue:       fill(rescueSQL),
 		get:          fill(getSQL),
 		fold:         strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),

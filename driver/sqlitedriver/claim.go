@@ -58,14 +58,23 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 }
 
 // JobHeartbeat extends the leases of a client's jobs with one UPDATE served
-// by the partial index of processing jobs by holder.
+// by the partial index of processing jobs, or by the primary key when given
+// the IDs.
 func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) (int, error) {
 	if p == nil {
 		return 0, errors.New("sqlitedriver: heartbeat: nil params")
 	}
+	query, args := e.d.q.heartbeat, []any{micros(p.LockedUntil), p.ClientID}
+	if p.IDs != nil {
+		ids, err := json.Marshal(p.IDs)
+		if err != nil {
+			return 0, fmt.Errorf("sqlitedriver: heartbeat: %w", err)
+		}
+		query, args = e.d.q.heartbeatIDs, append(args, string(ids))
+	}
 	var n int64
 	err := e.write(ctx, "heartbeat", func(r runner) error {
-		res, err := r.exec(ctx, e.d.q.heartbeat, micros(p.LockedUntil), p.ClientID)
+		res, err := r.exec(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -84,6 +84,7 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"claim", q.claim, []any{"c", 1, 1, "default", `["email"]`, 10}, "sluice_jobs_claim_idx"},
 		{"rescue", q.rescue, []any{1, `{}`, 10}, "sluice_jobs_lease_idx"},
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
+		{"heartbeatIDs", q.heartbeatIDs, []any{1, "c", `["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1}, "sqlite_autoindex_sluice_jobs_1"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},

@@ -71,6 +71,7 @@ type queries struct {
 	countIDs        string
 	progress        string
 	heartbeat       string
+	heartbeatIDs    string
 	rescue          string
 	get             string
 	queueRunning    string
@@ -133,6 +134,10 @@ WHERE id IN (SELECT value FROM json_each(?1)) GROUP BY queue, topic`),
 		// index, which holds only processing jobs.
 		heartbeat: r.Replace(`UPDATE {t} SET locked_until = ?
 WHERE status = 'processing' AND locked_by = ? AND locked_until IS NOT NULL`),
+		// heartbeat for the jobs whose IDs are in ?3 (a JSON array) only,
+		// found by ID.
+		heartbeatIDs: r.Replace(`UPDATE {t} SET locked_until = ?1
+WHERE id IN (SELECT value FROM json_each(?3)) AND status = 'processing' AND locked_by = ?2`),
 		// ?1 now, ?2 error (JSON, attempt, start and client to be filled
 		// in), ?3 limit.
 		rescue: r.Replace(`UPDATE {t}

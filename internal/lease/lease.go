@@ -10,15 +10,22 @@ import (
 	"github.com/sluicehq/sluice/driver"
 )
 
-// Heartbeat extends the leases of every job processing under clientID, once
-// per interval until ctx ends. It covers jobs whose outcomes wait to be
-// written as well as running ones.
-func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, interval, lease time.Duration,
-	clock func() time.Time, logger *slog.Logger,
+// Heartbeat extends the leases of the jobs held returns, processing under
+// clientID, once per interval until ctx ends. held must return every job
+// the client runs or has an outcome of still to write, and no other: a job
+// the client no longer knows it holds (its outcome given up on, or
+// forgotten by a crashed server) is left to expire and be rescued.
+func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, held func() []string,
+	interval, lease time.Duration, clock func() time.Time, logger *slog.Logger,
 ) {
 	every(ctx, interval, false, func() {
+		ids := held()
+		if len(ids) == 0 {
+			return
+		}
 		_, err := exec.JobHeartbeat(ctx, &driver.JobHeartbeatParams{
 			ClientID:    clientID,
+			IDs:         ids,
 			LockedUntil: clock().Add(lease),
 		})
 		if err != nil && ctx.Err() == nil {
