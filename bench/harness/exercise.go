@@ -44,7 +44,7 @@ func exerciseOne(ctx context.Context, factories map[string]Factory, spec *Spec, 
 	}
 	var out bytes.Buffer
 	for _, phase := range []string{"prepare", "measure"} {
-		if err := ChildMain(ctx, []string{"-child", "-phase", phase, "-spec", string(js)}, &out, factories); err != nil {
+		if err := ChildMain(ctx, []string{"-phase", phase, "-spec", string(js)}, &out, factories); err != nil {
 			return err
 		}
 	}

@@ -1,5 +1,6 @@
 // Package harness runs one measurement of one job queue and prints its
-// figures. It is shared by the comparison program and by the River-on-SQLite
+// figures. It is shared by the comparison program and by the child programs
+// it runs, one per system and driver, among them the River-on-SQLite
 // program, which lives in a module of its own because River's SQLite driver
 // is published only for an older River; so it depends on the standard
 // library alone.
@@ -9,7 +10,8 @@
 // and print the figures). The parent reads the measuring process's peak
 // resident set size from the kernel when it exits, so each figure of memory
 // belongs to one system and one scenario, and the memory the backlog took to
-// build is not counted.
+// build is not counted. Each child program links its own system and driver
+// alone, so no other system's code or package initialization counts either.
 package harness
 
 import (
@@ -104,12 +106,11 @@ const backlogBatch = 5000
 
 // ChildMain runs one phase of one measurement as the process's main
 // function, with args (without the program name) holding -phase and -spec,
-// and writes the figures to out. key is "system/driver".
+// and writes the figures to out. factories are keyed by "system/driver".
 func ChildMain(ctx context.Context, args []string, out io.Writer, factories map[string]Factory) error {
 	fs := flag.NewFlagSet("child", flag.ContinueOnError)
 	phase := fs.String("phase", "", "prepare or measure")
 	specJSON := fs.String("spec", "", "the Spec, as JSON")
-	fs.Bool("child", true, "run as a child process")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -45,9 +45,9 @@ func TestBenchLine(t *testing.T) {
 func TestChildMainRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	cases := [][]string{
-		{"-child", "-phase", "measure", "-spec", "{"},
-		{"-child", "-phase", "measure", "-spec", `{"system":"nope","driver":"pg"}`},
-		{"-child", "-phase", "nope", "-spec", `{"system":"nope","driver":"pg"}`},
+		{"-phase", "measure", "-spec", "{"},
+		{"-phase", "measure", "-spec", `{"system":"nope","driver":"pg"}`},
+		{"-phase", "nope", "-spec", `{"system":"nope","driver":"pg"}`},
 	}
 	for _, args := range cases {
 		if err := ChildMain(t.Context(), args, nil, map[string]Factory{}); err == nil {

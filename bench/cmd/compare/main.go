@@ -24,7 +24,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/bench/harness"
-	"github.com/sluicehq/sluice/bench/internal/systems"
 )
 
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -42,9 +41,6 @@ type options struct {
 }
 
 func main() {
-	if slices.Contains(os.Args[1:], "-child") {
-		harness.Exit(harness.ChildMain(context.Background(), os.Args[1:], os.Stdout, systems.Factories))
-	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	opts, err := parseFlags(os.Args[1:])
@@ -115,7 +111,7 @@ func parseFlags(args []string) (*options, error) {
 	}{
 		{"-scenario", o.scenarios, scenarioNames},
 		{"-system", o.systems, systemsByDriver["sqlite"]},
-		{"-driver", o.drivers, []string{"pg", "sqlite"}},
+		{"-driver", o.drivers, allDrivers},
 	} {
 		if err := check.f.check(check.known); err != nil {
 			return nil, fmt.Errorf("compare: %s: %w", check.flag, err)
@@ -132,12 +128,8 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	r := &runner{
-		dbURL: o.dbURL, tmp: tmp, self: self, limit: o.childLimit,
+		dbURL: o.dbURL, tmp: tmp, limit: o.childLimit,
 		schema: fmt.Sprintf("sluice_compare_%d", os.Getpid()),
 		logf:   func(format string, args ...any) { fmt.Fprintf(log, "# "+format+"\n", args...) },
 	}
@@ -147,16 +139,26 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		}
 	}()
 	start := time.Now()
-	for _, driver := range []string{"pg", "sqlite"} {
-		if !o.drivers.match(driver) {
-			continue
+	var programs []string
+	for _, driver := range o.drivers.selected(allDrivers) {
+		for _, system := range o.systems.selected(systemsByDriver[driver]) {
+			programs = append(programs, program(system, driver))
 		}
-		systemList := selected(systemsByDriver[driver], o.systems)
+	}
+	if err := r.build(ctx, programs, o.riverDir); err != nil {
+		return err
+	}
+	for _, driver := range o.drivers.selected(allDrivers) {
+		systemList := o.systems.selected(systemsByDriver[driver])
 		if len(systemList) == 0 {
 			continue
 		}
-		if err := r.open(ctx, driver, systemList, o.riverDir); err != nil {
-			return err
+		if driver == "pg" {
+			conn, err := pgx.Connect(ctx, r.dbURL)
+			if err != nil {
+				return fmt.Errorf("connect to Postgres (-database-url): %w", err)
+			}
+			r.admin = conn
 		}
 		if err := runDriver(ctx, r, o, driver, systemList, out); err != nil {
 			return err
@@ -164,33 +166,6 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 	}
 	r.logf("done in %s", time.Since(start).Round(time.Second))
 	return nil
-}
-
-// open gets what a driver's systems need: the Postgres connection, or the
-// River-on-SQLite program.
-func (r *runner) open(ctx context.Context, driver string, systemList []string, riverDir string) error {
-	switch {
-	case driver == "pg":
-		conn, err := pgx.Connect(ctx, r.dbURL)
-		if err != nil {
-			return fmt.Errorf("connect to Postgres (-database-url): %w", err)
-		}
-		r.admin = conn
-	case slices.Contains(systemList, "river"):
-		r.logf("building the River-on-SQLite program in %s", riverDir)
-		return r.buildRiverSQLite(ctx, riverDir)
-	}
-	return nil
-}
-
-func selected(all []string, f filter) []string {
-	var out []string
-	for _, s := range all {
-		if f.match(s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // runDriver runs one driver's scenarios, alternating systems within each

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +119,51 @@ func TestParseFlags(t *testing.T) {
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestChildProgramsLinkOneSystem checks that each child program links its
+// own system and driver and no other, so that the memory measured in it is
+// that system's.
+func TestChildProgramsLinkOneSystem(t *testing.T) {
+	t.Parallel()
+	const (
+		sluiceMod   = "github.com/sluicehq/sluice"
+		riverMod    = "github.com/riverqueue/river"
+		backliteMod = "github.com/mikestefanello/backlite"
+		pgxMod      = "github.com/jackc/pgx/v5"
+		sqliteMod   = "modernc.org/sqlite"
+	)
+	want := map[string][]string{
+		"sluice-pg":       {sluiceMod, pgxMod},
+		"sluice-sqlite":   {sluiceMod, sqliteMod},
+		"river-pg":        {riverMod, pgxMod},
+		"backlite-sqlite": {backliteMod, sqliteMod},
+	}
+	for _, driver := range allDrivers {
+		for _, system := range systemsByDriver[driver] {
+			if p := program(system, driver); p != riverSQLite && want[p] == nil {
+				t.Errorf("no expectation for the child program %s", p)
+			}
+		}
+	}
+	for prog, mods := range want {
+		pkg := "github.com/sluicehq/sluice/bench/" + childrenDir + "/" + prog
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		var got []string
+		for m := range strings.FieldsSeq(string(out)) {
+			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod}, m) && !slices.Contains(got, m) {
+				got = append(got, m)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(mods)
+		if !slices.Equal(got, mods) {
+			t.Errorf("%s links %v, want %v", prog, got, mods)
 		}
 	}
 }

@@ -25,9 +25,7 @@ import (
 type runner struct {
 	dbURL  string
 	admin  *pgx.Conn // creates, analyzes and drops the schemas
-	tmp    string    // holds the SQLite files and built programs
-	self   string    // this program, run as a child
-	river  string    // the River-on-SQLite program
+	tmp    string    // holds the SQLite files and the child programs
 	seq    int
 	limit  time.Duration // bounds each child process
 	logf   func(format string, args ...any)
@@ -112,13 +110,10 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 	if err != nil {
 		return nil, 0, err
 	}
-	prog := r.self
-	if spec.System == "river" && spec.Driver == "sqlite" {
-		prog = r.river
-	}
 	ctx, cancel := context.WithTimeout(ctx, r.limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, "-child", "-phase", phase, "-spec", string(js))
+	prog := filepath.Join(r.tmp, program(spec.System, spec.Driver))
+	cmd := exec.CommandContext(ctx, prog, "-phase", phase, "-spec", string(js))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -163,18 +158,53 @@ func parseFigures(out []byte, spec *harness.Spec) (measurement, error) {
 	return m, nil
 }
 
-// buildRiverSQLite builds the River-on-SQLite program from its module in
-// dir into r.tmp.
-func (r *runner) buildRiverSQLite(ctx context.Context, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return fmt.Errorf("River-on-SQLite module not found in %s (run from bench/, or pass -riversqlite): %w", dir, err)
+// childrenDir holds the main package of each child program but River on
+// SQLite's, relative to the bench module's directory.
+const childrenDir = "cmd/children"
+
+// program names the child program that measures system on driver: the
+// directory of its main package in childrenDir, and its file in r.tmp.
+func program(system, driver string) string { return system + "-" + driver }
+
+// riverSQLite is the child program built from the River-on-SQLite module.
+var riverSQLite = program("river", "sqlite")
+
+// build builds programs into r.tmp: one go build for those of this module,
+// which must be the current directory, and one in riverDir for River on
+// SQLite. Each program links one system and its driver alone, so the
+// memory measured in it is that system's.
+func (r *runner) build(ctx context.Context, programs []string, riverDir string) error {
+	var pkgs []string
+	for _, p := range programs {
+		if p == riverSQLite {
+			if _, err := os.Stat(filepath.Join(riverDir, "go.mod")); err != nil {
+				return fmt.Errorf("River-on-SQLite module not found in %s (run from bench/, or pass -riversqlite): %w", riverDir, err)
+			}
+			r.logf("building the River-on-SQLite program in %s", riverDir)
+			if err := goBuild(ctx, riverDir, filepath.Join(r.tmp, p), "."); err != nil {
+				return err
+			}
+			continue
+		}
+		pkgs = append(pkgs, "./"+childrenDir+"/"+p)
 	}
-	r.river = filepath.Join(r.tmp, "riversqlite")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", r.river, ".")
+	if len(pkgs) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(childrenDir); err != nil {
+		return fmt.Errorf("child programs not found in %s (run from bench/): %w", childrenDir, err)
+	}
+	r.logf("building %s", strings.Join(pkgs, " "))
+	return goBuild(ctx, ".", r.tmp+string(filepath.Separator), pkgs...)
+}
+
+// goBuild runs go build in dir, writing to out.
+func goBuild(ctx context.Context, dir, out string, pkgs ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", out}, pkgs...)...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("build %s: %w", dir, err)
+		return fmt.Errorf("build %s in %s: %w", strings.Join(pkgs, " "), dir, err)
 	}
 	return nil
 }

@@ -18,6 +18,9 @@ type scenario struct {
 	metrics []string
 }
 
+// allDrivers are the drivers, in the order they run.
+var allDrivers = []string{"pg", "sqlite"}
+
 // Systems, in the order they run within a repetition.
 var systemsByDriver = map[string][]string{
 	"pg":     {"sluice", "river"},
@@ -124,6 +127,17 @@ func (f filter) match(names ...string) bool {
 		}
 	}
 	return false
+}
+
+// selected returns the names of all that f selects, in their order.
+func (f filter) selected(all []string) []string {
+	var out []string
+	for _, s := range all {
+		if f.match(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // check returns an error naming the first of f's names that is not known.

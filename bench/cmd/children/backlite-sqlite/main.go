@@ -1,4 +1,8 @@
-package systems
+// Command backlite-sqlite is backlite on SQLite for the comparison program,
+// which builds it and runs it as a child process. It links backlite and
+// modernc.org/sqlite and no other system or database library, so the
+// memory the comparison reads from it is backlite's alone.
+package main
 
 import (
 	"context"
@@ -8,18 +12,26 @@ import (
 	"time"
 
 	"github.com/mikestefanello/backlite"
+	_ "modernc.org/sqlite"
 
 	"github.com/sluicehq/sluice/bench/harness"
+	"github.com/sluicehq/sluice/bench/internal/sqldb"
 )
 
-// BackliteTask is the backlite benchmark task.
-type BackliteTask struct {
+var factories = map[string]harness.Factory{"backlite/sqlite": newSystem}
+
+func main() {
+	harness.Exit(harness.ChildMain(context.Background(), os.Args[1:], os.Stdout, factories))
+}
+
+// task is the backlite benchmark task.
+type task struct {
 	N int64
 }
 
 // Config puts the tasks in one queue with the retries sluice's default
 // gives (four attempts) and nothing retained once done: backlite's default.
-func (BackliteTask) Config() backlite.QueueConfig {
+func (task) Config() backlite.QueueConfig {
 	return backlite.QueueConfig{Name: "bench", MaxAttempts: 4, Backoff: time.Second}
 }
 
@@ -33,7 +45,7 @@ const (
 	backliteReleaseAfter = 10 * time.Minute
 )
 
-type backliteSystem struct {
+type system struct {
 	db     *sql.DB
 	client *backlite.Client
 	// cancel ends the context the dispatcher was started with.
@@ -46,17 +58,17 @@ type backliteSystem struct {
 // about one quick run in ten), so it would wait out any deadline.
 const backliteStopGrace = 2 * time.Second
 
-// newBacklite opens the database as backlite's README does: sql.Open with
+// newSystem opens the database as backlite's README does: sql.Open with
 // the default pool.
-func newBacklite(_ context.Context, spec *harness.Spec) (harness.System, error) {
+func newSystem(_ context.Context, spec *harness.Spec) (harness.System, error) {
 	db, err := sql.Open("sqlite", harness.SQLiteDSN(spec.DB))
 	if err != nil {
 		return nil, err
 	}
-	return &backliteSystem{db: db}, nil
+	return &system{db: db}, nil
 }
 
-func (s *backliteSystem) Migrate(context.Context) error {
+func (s *system) Migrate(context.Context) error {
 	c, err := backlite.NewClient(backlite.ClientConfig{DB: s.db, NumWorkers: 1, ReleaseAfter: backliteReleaseAfter})
 	if err != nil {
 		return err
@@ -67,15 +79,15 @@ func (s *backliteSystem) Migrate(context.Context) error {
 // InsertFinished keeps n tasks in backlite's table of completed tasks, as
 // its Retention option would: backlite deletes a task from its queue table
 // when it succeeds.
-func (s *backliteSystem) InsertFinished(ctx context.Context, n int) error {
-	return dbExec(s.db)(ctx, `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+func (s *system) InsertFinished(ctx context.Context, n int) error {
+	return sqldb.Exec(s.db)(ctx, `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
 		INSERT INTO backlite_tasks_completed
 		(id, created_at, queue, last_executed_at, attempts, last_duration_micro, succeeded, task)
 		SELECT printf('00000000-0000-7000-8000-%012x', n), t, 'bench', t, 1, 10, 1, CAST(json_object('N', -n) AS BLOB)
 		FROM g, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER) AS t)`, n)
 }
 
-func (s *backliteSystem) Open(_ context.Context, tuned bool, work func(int64)) error {
+func (s *system) Open(_ context.Context, tuned bool, work func(int64)) error {
 	workers := backliteWorkers
 	if tuned {
 		workers = backliteTunedWorkers
@@ -89,7 +101,7 @@ func (s *backliteSystem) Open(_ context.Context, tuned bool, work func(int64)) e
 	if err != nil {
 		return err
 	}
-	c.Register(backlite.NewQueue(func(_ context.Context, t BackliteTask) error {
+	c.Register(backlite.NewQueue(func(_ context.Context, t task) error {
 		if work != nil {
 			work(t.N)
 		}
@@ -101,7 +113,7 @@ func (s *backliteSystem) Open(_ context.Context, tuned bool, work func(int64)) e
 
 // Start runs the dispatcher until Stop: backlite stops it hard when the
 // context given to Start ends.
-func (s *backliteSystem) Start(context.Context) error {
+func (s *system) Start(context.Context) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.client.Start(ctx)
@@ -110,7 +122,7 @@ func (s *backliteSystem) Start(context.Context) error {
 
 // Stop stops the dispatcher gracefully, or after backliteStopGrace hard;
 // the figures count finished tasks from the database either way.
-func (s *backliteSystem) Stop(ctx context.Context) error {
+func (s *system) Stop(ctx context.Context) error {
 	defer s.cancel()
 	grace, cancel := context.WithTimeout(ctx, backliteStopGrace)
 	defer cancel()
@@ -123,22 +135,22 @@ func (s *backliteSystem) Stop(ctx context.Context) error {
 	return nil
 }
 
-func (s *backliteSystem) Enqueue(ctx context.Context, n int64) error {
-	_, err := s.client.Add(BackliteTask{N: n}).Ctx(ctx).Save()
+func (s *system) Enqueue(ctx context.Context, n int64) error {
+	_, err := s.client.Add(task{N: n}).Ctx(ctx).Save()
 	return err
 }
 
-func (s *backliteSystem) EnqueueMany(ctx context.Context, first int64, size int) error {
+func (s *system) EnqueueMany(ctx context.Context, first int64, size int) error {
 	tasks := make([]backlite.Task, size)
 	for i := range tasks {
-		tasks[i] = BackliteTask{N: first + int64(i)}
+		tasks[i] = task{N: first + int64(i)}
 	}
 	_, err := s.client.Add(tasks...).Ctx(ctx).Save()
 	return err
 }
 
-func (s *backliteSystem) Remaining(ctx context.Context) (int64, error) {
-	return dbCount(s.db)(ctx, `SELECT count(*) FROM backlite_tasks`)
+func (s *system) Remaining(ctx context.Context) (int64, error) {
+	return sqldb.Count(s.db)(ctx, `SELECT count(*) FROM backlite_tasks`)
 }
 
-func (s *backliteSystem) Close() error { return s.db.Close() }
+func (s *system) Close() error { return s.db.Close() }

@@ -1,0 +1,107 @@
+// Package sluicesys puts sluice behind harness.System over any of its
+// drivers. It imports no concrete driver: each of sluice's child programs
+// gives it its own, so that program links that driver alone.
+package sluicesys
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/bench/harness"
+	"github.com/sluicehq/sluice/driver"
+)
+
+var discard = slog.New(slog.DiscardHandler)
+
+// Args are the arguments of every sluice benchmark job.
+type Args struct {
+	N int64 `json:"n"`
+}
+
+// Topic names the benchmark jobs.
+func (Args) Topic() string { return "bench" }
+
+// Setup is what sluice needs from one driver's program: the driver, its
+// settings for throughput, and access to the database for the
+// comparison's own SQL.
+type Setup[TTx any] struct {
+	// Driver is the driver the client works through.
+	Driver driver.Driver[TTx]
+	// TunedWorkers is the worker count of the default queue for
+	// throughput. With no-op jobs a worker is free again at once, so the
+	// count sets how many jobs each claim and each completion batch
+	// carries.
+	TunedWorkers int
+	// FinishedInsert is the statement that inserts completed jobs, as many
+	// as its one argument says, with IDs below any UUIDv7 the client
+	// makes, as older jobs would have.
+	FinishedInsert string
+	// Exec runs a statement; Count runs a query of one number.
+	Exec  func(ctx context.Context, query string, args ...any) error
+	Count func(ctx context.Context, query string) (int64, error)
+	// Release releases the database.
+	Release func()
+}
+
+// New returns sluice over setup's driver.
+func New[TTx any](setup Setup[TTx]) harness.System {
+	return &system[TTx]{Setup: setup}
+}
+
+type system[TTx any] struct {
+	Setup[TTx]
+	client *sluice.Client[TTx]
+}
+
+func (s *system[TTx]) Migrate(ctx context.Context) error { return s.Driver.Migrate(ctx) }
+
+func (s *system[TTx]) InsertFinished(ctx context.Context, n int) error {
+	return s.Exec(ctx, s.FinishedInsert, n)
+}
+
+func (s *system[TTx]) Open(_ context.Context, tuned bool, work func(int64)) error {
+	cfg := &sluice.Config{Logger: discard}
+	if work != nil {
+		cfg.Workers = sluice.NewWorkers()
+		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(func(_ context.Context, job *sluice.Job[Args]) error {
+			work(job.Args.N)
+			return nil
+		}))
+	}
+	if tuned {
+		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: s.TunedWorkers}}
+	}
+	c, err := sluice.NewClient(s.Driver, cfg)
+	if err != nil {
+		return err
+	}
+	s.client = c
+	return nil
+}
+
+func (s *system[TTx]) Start(ctx context.Context) error { return s.client.Start(ctx) }
+func (s *system[TTx]) Stop(ctx context.Context) error  { return s.client.Stop(ctx) }
+
+func (s *system[TTx]) Enqueue(ctx context.Context, n int64) error {
+	_, err := s.client.Enqueue(ctx, Args{N: n}, nil)
+	return err
+}
+
+func (s *system[TTx]) EnqueueMany(ctx context.Context, first int64, size int) error {
+	params := make([]sluice.EnqueueParams, size)
+	for i := range params {
+		params[i] = sluice.EnqueueParams{Args: Args{N: first + int64(i)}}
+	}
+	_, err := s.client.EnqueueMany(ctx, params)
+	return err
+}
+
+func (s *system[TTx]) Remaining(ctx context.Context) (int64, error) {
+	return s.Count(ctx, `SELECT count(*) FROM sluice_jobs WHERE status IN ('pending', 'processing')`)
+}
+
+func (s *system[TTx]) Close() error {
+	s.Release()
+	return nil
+}
