@@ -108,7 +108,7 @@ func TestCancelRunningJobStopsItsWorker(t *testing.T) {
 			t.Fatal("the worker's context was not cancelled")
 		}
 		// The worker's outcome is not recorded: the job stays cancelled.
-		require.Never(t, func() bool {
+		never(t, func() bool {
 			got, err := c.Get(t.Context(), res.Job.ID)
 			require.NoError(t, err)
 			return got.Status != sluice.StatusCancelled

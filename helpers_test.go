@@ -84,6 +84,19 @@ func waitFor(t *testing.T, c *sluice.Client[*sql.Tx], id string, status sluice.J
 	return row
 }
 
+// never fails the test if cond holds at any check within d, checking every
+// tick. Unlike require.Never, it checks in the test's own goroutine, so no
+// check is still running, on a context or a database the test's end
+// closes, once it returns.
+func never(t *testing.T, cond func() bool, d, tick time.Duration, msgAndArgs ...any) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(tick) {
+		if cond() {
+			require.Fail(t, "condition satisfied", msgAndArgs...)
+		}
+	}
+}
+
 // quickRetry retries after a millisecond.
 type quickRetry struct{}
 

@@ -50,7 +50,7 @@ func TestRetentionDeletesExpiredJobsByStatus(t *testing.T) {
 		}
 	}
 	clock.Advance(23 * time.Hour)
-	require.Never(t, gone(ok.Job.ID), 100*time.Millisecond, 10*time.Millisecond, "completed, kept for 24 h")
+	never(t, gone(ok.Job.ID), 100*time.Millisecond, 10*time.Millisecond, "completed, kept for 24 h")
 
 	clock.Advance(2 * time.Hour)
 	require.Eventually(t, gone(ok.Job.ID), 5*time.Second, 10*time.Millisecond, "completed, 25 h old")
@@ -75,7 +75,7 @@ func TestRetentionKeepForever(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
 	clock.Advance(365 * 24 * time.Hour)
-	require.Never(t, func() bool { return b.count(t) == 0 }, 100*time.Millisecond, 10*time.Millisecond)
+	never(t, func() bool { return b.count(t) == 0 }, 100*time.Millisecond, 10*time.Millisecond)
 }
 
 func TestRetentionRejectsBadConfig(t *testing.T) {
