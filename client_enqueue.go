@@ -73,8 +73,15 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 		}
 		inserts[i] = ins
 	}
+	// Jobs enqueued and committed here get an enqueued event, which must
+	// come before the started event of a worker quick enough to claim
+	// one before JobInsertMany has returned.
+	held := committed && c.events.holdEnqueued(inserts)
 	results, err := exec.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: inserts})
 	if err != nil {
+		if held {
+			c.events.releaseEnqueued(inserts, nil, time.Time{})
+		}
 		if len(params) == 1 {
 			return nil, fmt.Errorf("enqueue %s: %w", inserts[0].Topic, err)
 		}
@@ -83,9 +90,9 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 	out := make([]EnqueueResult, len(results))
 	for i, r := range results {
 		out[i] = EnqueueResult{Job: r.Job, Duplicate: r.Duplicate}
-		if committed && !r.Duplicate {
-			c.emit(EventEnqueued, r.Job, 0)
-		}
+	}
+	if held {
+		c.events.releaseEnqueued(inserts, results, c.now())
 	}
 	c.wakeFor(inserts, now, committed)
 	return out, nil

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicehq/sluice/driver"
 )
 
 // EventKind is what happened to a job.
@@ -13,8 +15,9 @@ type EventKind string
 const (
 	// EventEnqueued: the job was enqueued and committed (jobs enqueued in
 	// a caller's transaction are not reported: the client cannot know
-	// whether it commits). It is sent once the enqueue returns, so a
-	// worker may have started the job, and its started event come, first.
+	// whether it commits). It comes before any other event of the job
+	// from this client: should a worker start the job before Enqueue has
+	// returned, the started event waits for it.
 	EventEnqueued EventKind = "enqueued"
 	// EventStarted: this client started working the job.
 	EventStarted EventKind = "started"
@@ -94,6 +97,9 @@ type eventHub struct {
 	mu   sync.Mutex
 	subs map[*Subscription]bool
 	n    atomic.Int32 // len(subs), read without the lock
+	// held maps the IDs of jobs being enqueued, whose enqueued event is
+	// yet to be sent, to their other events that came first, sent after it.
+	held map[string][]Event
 }
 
 // Subscribe returns a subscription to this client's job events of the
@@ -129,7 +135,8 @@ func (c *Client[TTx]) SubscribeBuffered(size int, kinds ...EventKind) *Subscript
 }
 
 // emit sends an event to every subscription that wants its kind. It costs
-// one atomic load when nobody subscribes.
+// one atomic load when nobody subscribes. An event of a job whose enqueued
+// event is still to come waits for it (see holdEnqueued).
 func (c *Client[TTx]) emit(kind EventKind, job *JobRow, d time.Duration) {
 	h := &c.events
 	if h.n.Load() == 0 {
@@ -138,8 +145,17 @@ func (c *Client[TTx]) emit(kind EventKind, job *JobRow, d time.Duration) {
 	ev := Event{Kind: kind, Job: job, At: c.now(), Duration: d}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if q, ok := h.held[job.ID]; ok {
+		h.held[job.ID] = append(q, ev)
+		return
+	}
+	h.send(ev)
+}
+
+// send delivers ev to the subscriptions that want it; h.mu is held.
+func (h *eventHub) send(ev Event) {
 	for s := range h.subs {
-		if s.kinds != nil && !s.kinds[kind] {
+		if s.kinds != nil && !s.kinds[ev.Kind] {
 			continue
 		}
 		select {
@@ -147,6 +163,41 @@ func (c *Client[TTx]) emit(kind EventKind, job *JobRow, d time.Duration) {
 		default:
 			s.dropped.Add(1)
 		}
+	}
+}
+
+// holdEnqueued marks jobs about to be enqueued so that their other events
+// wait for their enqueued event, which releaseEnqueued sends. It reports
+// whether it held anything: nothing is held when nobody subscribes.
+func (h *eventHub) holdEnqueued(inserts []*driver.JobInsert) bool {
+	if h.n.Load() == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		h.held = make(map[string][]Event)
+	}
+	for _, ins := range inserts {
+		h.held[ins.ID] = nil
+	}
+	return true
+}
+
+// releaseEnqueued ends holdEnqueued: for each insert it sends the enqueued
+// event of its result, unless the job was a duplicate (results is nil when
+// the enqueue failed), then the job's events that waited for it.
+func (h *eventHub) releaseEnqueued(inserts []*driver.JobInsert, results []driver.JobInsertResult, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, ins := range inserts {
+		if i < len(results) && !results[i].Duplicate {
+			h.send(Event{Kind: EventEnqueued, Job: results[i].Job, At: at})
+		}
+		for _, ev := range h.held[ins.ID] {
+			h.send(ev)
+		}
+		delete(h.held, ins.ID)
 	}
 }
 
