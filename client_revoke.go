@@ -33,8 +33,7 @@ func (rj *runningJobs) track(jr *jobRun) {
 	cause := rj.cancelled
 	rj.mu.Unlock()
 	if cause != nil {
-		jr.revoke(cause)
-		jr.cancel()
+		jr.end(cause)
 	}
 }
 
@@ -52,8 +51,7 @@ func (rj *runningJobs) cancelAll(cause error) {
 	}
 	rj.mu.Unlock()
 	for _, jr := range jobs {
-		jr.revoke(cause)
-		jr.cancel() // starts the grace period a worker has to return
+		jr.end(cause)
 	}
 }
 
@@ -125,8 +123,7 @@ func (rj *runningJobs) revoke(id string) {
 	defer rj.mu.Unlock()
 	if jr := rj.jobs[id]; jr != nil {
 		jr.revoked.Store(true)
-		jr.revoke(ErrLeaseLost)
-		jr.cancel() // starts the grace period a worker has to return
+		jr.end(ErrLeaseLost)
 	}
 }
 

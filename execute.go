@@ -121,8 +121,7 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 		t.Stop()
 	}
 	r.running.untrack(jr)
-	jr.revoke(nil)
-	jr.cancel()
+	jr.end(nil)
 	// Stop interrupted the job only if it cancelled the context before the
 	// worker returned, and the worker did not ask for a snooze or a cancel.
 	return err, interrupted(ctx, err), true

@@ -170,3 +170,10 @@ type jobRun struct {
 	// ends it: see finished).
 	fin driver.JobFinalize
 }
+
+// end ends the worker's context with cause, which starts the grace period
+// the worker has to return.
+func (jr *jobRun) end(cause error) {
+	jr.revoke(cause)
+	jr.cancel()
+}
