@@ -24,6 +24,12 @@ func (d *Driver) countLogTable() string { return d.ident(d.table + "_count_log")
 // filtersql.Counted, in the snapshot of db's next statement.
 func (d *Driver) tally(ctx context.Context, db dbtx, f *driver.JobFilter) ([]driver.JobCount, error) {
 	sql, args := filtersql.Tally(dialect, f, d.countsTable(), d.countLogTable())
+	return queryCounts(ctx, db, sql, args)
+}
+
+// queryCounts runs sql, which selects status, topic, queue and a count,
+// and returns its rows.
+func queryCounts(ctx context.Context, db dbtx, sql string, args []any) ([]driver.JobCount, error) {
 	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

@@ -125,15 +125,8 @@ FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)
 // st.Counts.
 func (e *executor) countBy(ctx context.Context, db dbtx, q *filtersql.Query, st *driver.JobStats) error {
 	sql, args := q.CountsBy(e.d.Table())
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		return err
-	}
-	var jc driver.JobCount
-	_, err = pgx.ForEachRow(rows, []any{&jc.Status, &jc.Topic, &jc.Queue, &jc.Count}, func() error {
-		st.Counts = append(st.Counts, jc)
-		return nil
-	})
+	counts, err := queryCounts(ctx, db, sql, args)
+	st.Counts = append(st.Counts, counts...)
 	return err
 }
 

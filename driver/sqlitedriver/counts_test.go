@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/drivertest"
 )
 
 // The driver's claims and completions count what they change themselves
@@ -22,13 +23,7 @@ func TestCountsOfWritesOutsideTheDriver(t *testing.T) {
 	ctx := t.Context()
 	agree := func(step string) {
 		t.Helper()
-		kept, err := ex.JobStats(ctx, &driver.JobStatsParams{Since: time.Now()})
-		require.NoError(t, err)
-		counted, err := ex.JobStats(ctx, &driver.JobStatsParams{
-			Filter: driver.JobFilter{CreatedBefore: base.Add(time.Hour)}, Since: time.Now(),
-		})
-		require.NoError(t, err)
-		require.ElementsMatch(t, counted.Counts, kept.Counts, step)
+		drivertest.RequireCountsAgree(t, ex, base.Add(time.Hour), step)
 	}
 	insert(t, ex, newJob(), newJob(), newJob(), newJob())
 	claimed := claim(t, ex, "c", 2)

@@ -106,33 +106,26 @@ func (r runner) exec(ctx context.Context, query string, args ...any) (sql.Result
 // for all its calls, and a function to call when done with it.
 func (r runner) execer(ctx context.Context, query string) (exec func(args ...any) (sql.Result, error), done func()) {
 	ctx = r.stmtCtx(ctx)
-	st := r.stmt(ctx, query)
-	done = func() {}
-	if st == nil && r.tx != nil {
-		if p, err := r.tx.PrepareContext(ctx, query); err == nil {
-			st, done = p, func() { _ = p.Close() }
-		}
-	}
+	st, done := r.prepareOnce(ctx, query)
 	if st == nil {
 		return func(args ...any) (sql.Result, error) { return r.exec(ctx, query, args...) }, done
 	}
 	return func(args ...any) (sql.Result, error) { return st.ExecContext(ctx, args...) }, done
 }
 
-// querier is execer for a query that returns rows.
-func (r runner) querier(ctx context.Context, query string) (run func(args ...any) (*sql.Rows, error), done func()) {
-	ctx = r.stmtCtx(ctx)
-	st := r.stmt(ctx, query)
-	done = func() {}
-	if st == nil && r.tx != nil {
+// prepareOnce returns query prepared for several calls: the driver's own
+// statement, or one prepared in r's transaction and closed by done. It
+// returns a nil statement when neither can be had.
+func (r runner) prepareOnce(ctx context.Context, query string) (st *sql.Stmt, done func()) {
+	if st := r.stmt(ctx, query); st != nil {
+		return st, func() {}
+	}
+	if r.tx != nil {
 		if p, err := r.tx.PrepareContext(ctx, query); err == nil {
-			st, done = p, func() { _ = p.Close() }
+			return p, func() { _ = p.Close() }
 		}
 	}
-	if st == nil {
-		return func(args ...any) (*sql.Rows, error) { return r.query(ctx, query, args...) }, done
-	}
-	return func(args ...any) (*sql.Rows, error) { return st.QueryContext(ctx, args...) }, done
+	return nil, func() {}
 }
 
 func (r runner) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

@@ -39,7 +39,7 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 		counted := filtersql.Counted(&p.Filter)
 		if counted {
 			var st driver.JobStats
-			if err := r.tally(ctx, e.d, &p.Filter, &st); err != nil {
+			if err := r.tally(ctx, &p.Filter, &st); err != nil {
 				return err
 			}
 			for _, c := range st.Counts {
@@ -81,7 +81,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	st := &driver.JobStats{}
 	err := e.read(ctx, "stats", func(r runner) error {
 		if filtersql.Counted(&p.Filter) {
-			if err := r.tally(ctx, e.d, &p.Filter, st); err != nil {
+			if err := r.tally(ctx, &p.Filter, st); err != nil {
 				return err
 			}
 		} else {
@@ -147,8 +147,8 @@ func scanOne(rows *sql.Rows, dest ...any) error {
 
 // tally adds the counts of the jobs f selects, which must be
 // filtersql.Counted, to st.Counts.
-func (r runner) tally(ctx context.Context, d *Driver, f *driver.JobFilter, st *driver.JobStats) error {
-	query, args := filtersql.Tally(dialect, f, d.sqlCounts())
+func (r runner) tally(ctx context.Context, f *driver.JobFilter, st *driver.JobStats) error {
+	query, args := filtersql.Tally(dialect, f, r.d.sqlCounts())
 	return r.counts(ctx, query, args, st)
 }
 
