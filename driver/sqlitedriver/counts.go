@@ -20,15 +20,21 @@ type countMoves map[countMove]int
 
 // add records one job of queue and topic moved from status from to to.
 func (m *countMoves) add(from, to driver.JobStatus, queue, topic string) {
+	m.addN(from, to, queue, topic, 1)
+}
+
+// addN records n jobs of queue and topic moved from status from to to.
+func (m *countMoves) addN(from, to driver.JobStatus, queue, topic string, n int) {
 	if *m == nil {
 		*m = make(countMoves)
 	}
-	(*m)[countMove{from, to, queue, topic}]++
+	(*m)[countMove{from, to, queue, topic}] += n
 }
 
 // addIDs records the jobs ids, which a statement just moved from status
-// from to to, reading their queues and topics in one query through r.
-func (m *countMoves) addIDs(ctx context.Context, r runner, from, to driver.JobStatus, ids []string) error {
+// from to the statuses they have now, reading their statuses, queues and
+// topics in one query through r.
+func (m *countMoves) addIDs(ctx context.Context, r runner, from driver.JobStatus, ids []string) error {
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return err
@@ -40,16 +46,14 @@ func (m *countMoves) addIDs(ctx context.Context, r runner, from, to driver.JobSt
 	defer rows.Close()
 	for rows.Next() {
 		var (
+			to           driver.JobStatus
 			queue, topic string
 			n            int
 		)
-		if err := rows.Scan(&queue, &topic, &n); err != nil {
+		if err := rows.Scan(&to, &queue, &topic, &n); err != nil {
 			return err
 		}
-		if *m == nil {
-			*m = make(countMoves)
-		}
-		(*m)[countMove{from, to, queue, topic}] += n
+		m.addN(from, to, queue, topic, n)
 	}
 	return rows.Close()
 }

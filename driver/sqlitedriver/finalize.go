@@ -37,17 +37,18 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		if err := execAll(ctx, r, e.d.q.finalize, args, matched); err != nil {
 			return err
 		}
-		moved := map[driver.JobStatus][]string{}
+		ids := make([]string, 0, len(matched))
 		for i, ok := range matched {
 			if ok {
-				moved[p.Jobs[i].Status] = append(moved[p.Jobs[i].Status], p.Jobs[i].ID)
+				ids = append(ids, p.Jobs[i].ID)
 			}
 		}
+		if len(ids) == 0 {
+			return nil
+		}
 		var counts countMoves
-		for status, ids := range moved {
-			if err := counts.addIDs(ctx, r, driver.StatusProcessing, status, ids); err != nil {
-				return err
-			}
+		if err := counts.addIDs(ctx, r, driver.StatusProcessing, ids); err != nil {
+			return err
 		}
 		return counts.apply(ctx, r)
 	})

@@ -127,8 +127,8 @@ WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND sta
 ON CONFLICT (status, queue, topic) DO UPDATE SET n = n + excluded.n`),
 		// ?1 the IDs of jobs (a JSON array): how many of them there are by
 		// queue and topic.
-		countIDs: r.Replace(`SELECT queue, topic, count(*) FROM {t}
-WHERE id IN (SELECT value FROM json_each(?1)) GROUP BY queue, topic`),
+		countIDs: r.Replace(`SELECT status, queue, topic, count(*) FROM {t}
+WHERE id IN (SELECT value FROM json_each(?1)) GROUP BY status, queue, topic`),
 		progress: r.Replace(progressSQL),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
