@@ -23,10 +23,11 @@ func main() {
 	harness.Exit(harness.ChildMain(context.Background(), os.Args[1:], os.Stdout, factories))
 }
 
-// tunedWorkers is sluice's worker count for throughput on SQLite, a local
-// file, where batches of a few dozen jobs are enough: a sweep did about the
-// same with 30 and 100 workers and less than half as well with 10.
-const tunedWorkers = 30
+// tunedWorkers is sluice's worker count for throughput on SQLite: each
+// claim and each completion is one write transaction whatever its size, so
+// larger batches pay off until memory grows faster than throughput (see the
+// sweep in bench/README.md).
+const tunedWorkers = 500
 
 // finishedInsert inserts ? completed jobs, with times in microseconds since
 // the epoch as sqlitedriver keeps them.
