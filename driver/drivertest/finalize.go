@@ -33,6 +33,10 @@ func finalizeCases[TTx any]() []testCase[TTx] {
 		// A batch reports, in order, which items matched; an item matches
 		// only its claim's ID, Attempt, LockedBy and AttemptedAt.
 		{name: "Batch", twin: true, fn: testFinalizeBatch[TTx]},
+		// A batch that names a claim twice ends it once: one of the two
+		// items matches, and its outcome is stored. A cancelled end with a
+		// result is stored as it would be alone.
+		{name: "BatchSameClaimTwice", twin: true, fn: testFinalizeBatchSameClaimTwice[TTx]},
 		// Finalizing in a transaction that rolls back leaves the claim.
 		{name: "Rollback", fn: testFinalizeRollback[TTx]},
 	}
@@ -261,6 +265,50 @@ func testFinalizeBatch[TTx any](h *harness[TTx], m mode) {
 	h.requireStored(d)
 	h.requireStored(e)
 	h.requireNotFound(unknown.ID)
+}
+
+func testFinalizeBatchSameClaimTwice[TTx any](h *harness[TTx], m mode) {
+	a, b, c := h.started(client1, nil), h.started(client1, nil), h.started(client1, nil)
+	staleB := ending(b, driver.StatusCompleted, h.at(time.Second))
+	staleB.Attempt++
+	cancelB := ending(b, driver.StatusCancelled, h.at(3*time.Second))
+	cancelB.Result = []byte(`{"why": "stopped"}`)
+	items := []*driver.JobFinalize{
+		ending(a, driver.StatusFailed, h.at(time.Second)),
+		staleB,
+		ending(a, driver.StatusCompleted, h.at(2*time.Second)),
+		ending(c, driver.StatusCompleted, h.at(4*time.Second)),
+		cancelB,
+		retrying(c, h.at(time.Hour), &driver.AttemptError{Attempt: c.Attempt, At: h.at(time.Second), Error: "late"}),
+	}
+	matched := finalizeMode(h, m, items...)
+	require.Len(h.t, matched, len(items))
+	require.Equal(h.t, []bool{false, true}, []bool{matched[1], matched[4]}, "b: only the item of its claim matches")
+	wantB := unlocked(b, driver.StatusCancelled)
+	wantB.FinalizedAt = h.at(3 * time.Second)
+	wantB.Result = cancelB.Result
+	h.requireStored(wantB)
+
+	// Of two items of the same claim, one matches and its outcome is stored.
+	for _, pair := range [][2]int{{0, 2}, {3, 5}} {
+		require.NotEqual(h.t, matched[pair[0]], matched[pair[1]], "items %v: exactly one matches", pair)
+		it := items[pair[0]]
+		if matched[pair[1]] {
+			it = items[pair[1]]
+		}
+		row := a
+		if it.ID == c.ID {
+			row = c
+		}
+		want := unlocked(row, it.Status)
+		if it.Status == driver.StatusPending {
+			want.RunAt = it.RunAt
+			want.Errors = []driver.AttemptError{*it.Error}
+		} else {
+			want.FinalizedAt = it.FinalizedAt
+		}
+		h.requireStored(want)
+	}
 }
 
 func testFinalizeRollback[TTx any](h *harness[TTx], _ mode) {

@@ -10,9 +10,10 @@ import (
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
-// JobFinalize ends claims with one prepared, fenced UPDATE per item, then
-// counts the jobs they moved with one query per new status, all in one
-// transaction (see migration 0004).
+// JobFinalize ends claims in one transaction: with one fenced UPDATE for
+// the items a busy queue's batches mostly hold (see splitFinalize), one
+// prepared, fenced UPDATE for each of the rest, then one query counting
+// the jobs those moved (see migration 0004).
 func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
 	const op = "finalize"
 	if p == nil {
@@ -21,34 +22,40 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if e.d.err != nil {
 		return nil, e.d.err
 	}
-	args := make([][]any, len(p.Jobs))
-	for i, j := range p.Jobs {
-		a, err := finalizeArgs(j)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
-		}
-		args[i] = a
-	}
-	matched := make([]bool, len(args))
-	if len(args) == 0 {
+	matched := make([]bool, len(p.Jobs))
+	if len(p.Jobs) == 0 {
 		return matched, nil
 	}
-	err := e.writeTx(ctx, op, []string{e.d.q.finalize, e.d.q.countIDs, e.d.q.count}, func(r runner) error {
-		if err := execAll(ctx, r, e.d.q.finalize, args, matched); err != nil {
-			return err
-		}
-		ids := make([]string, 0, len(matched))
-		for i, ok := range matched {
-			if ok {
-				ids = append(ids, p.Jobs[i].ID)
+	s, err := splitFinalize(p.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	queries := []string{e.d.q.finalizeBatch, e.d.q.finalize, e.d.q.countIDs, e.d.q.count}
+	err = e.writeTx(ctx, op, queries, func(r runner) error {
+		var counts countMoves
+		if s.list != nil {
+			if err := s.runBatch(ctx, r, matched, &counts); err != nil {
+				return err
 			}
 		}
-		if len(ids) == 0 {
-			return nil
+		if len(s.rest) == 0 {
+			return counts.apply(ctx, r)
 		}
-		var counts countMoves
-		if err := counts.addIDs(ctx, r, driver.StatusProcessing, ids); err != nil {
+		ran := make([]bool, len(s.rest))
+		if err := execAll(ctx, r, e.d.q.finalize, s.rest, ran); err != nil {
 			return err
+		}
+		ids := make([]string, 0, len(s.rest))
+		for k, ok := range ran {
+			if ok {
+				matched[s.restAt[k]] = true
+				ids = append(ids, p.Jobs[s.restAt[k]].ID)
+			}
+		}
+		if len(ids) > 0 {
+			if err := counts.addIDs(ctx, r, driver.StatusProcessing, ids); err != nil {
+				return err
+			}
 		}
 		return counts.apply(ctx, r)
 	})
@@ -56,6 +63,88 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return nil, err
 	}
 	return matched, nil
+}
+
+// finalizeSplit is a finalize batch split between the statement for many
+// jobs (queries.finalizeBatch) and the statement for one.
+type finalizeSplit struct {
+	// lead is the first item of the statement for many, whose holder and
+	// status all its items share; list is their JSON (nil when none), and
+	// at maps each one's ID to its index in the batch.
+	lead *driver.JobFinalize
+	list []byte
+	at   map[string]int
+	// rest are the variables of the statement for one, for the items at
+	// restAt, in order.
+	rest   [][]any
+	restAt []int
+}
+
+// splitFinalize splits items: those that end without an error or a snooze,
+// in a final status, with the holder and status of the first of them (in a
+// busy queue, most of a batch) go to the statement for many jobs, at most
+// one per job, so that the IDs it returns tell which items matched; the
+// rest, checked, to the statement for one.
+func splitFinalize(items []*driver.JobFinalize) (*finalizeSplit, error) {
+	s := &finalizeSplit{at: make(map[string]int, len(items))}
+	var many []any
+	for i, j := range items {
+		if batchable(j) && (s.lead == nil || j.LockedBy == s.lead.LockedBy && j.Status == s.lead.Status) {
+			if _, twice := s.at[j.ID]; !twice {
+				if s.lead == nil {
+					s.lead = j
+				}
+				s.at[j.ID] = i
+				many = append(many, []any{j.ID, j.Attempt, micros(j.AttemptedAt),
+					nullMicros(j.FinalizedAt), nullJSON(j.Result)})
+				continue
+			}
+		}
+		a, err := finalizeArgs(j)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
+		}
+		s.rest, s.restAt = append(s.rest, a), append(s.restAt, i)
+	}
+	if many != nil {
+		var err error
+		if s.list, err = json.Marshal(many); err != nil {
+			return nil, fmt.Errorf("sqlitedriver: finalize: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// batchable reports whether j ends without an error or a snooze, in a
+// final status.
+func batchable(j *driver.JobFinalize) bool {
+	if j == nil || j.Error != nil || j.Snooze {
+		return false
+	}
+	switch j.Status {
+	case driver.StatusCompleted, driver.StatusFailed, driver.StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// runBatch runs the statement for many jobs through r, marks in matched the
+// items it ended, and adds their moves to counts.
+func (s *finalizeSplit) runBatch(ctx context.Context, r runner, matched []bool, counts *countMoves) error {
+	rows, err := r.query(ctx, r.d.q.finalizeBatch, string(s.list), s.lead.LockedBy, string(s.lead.Status))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, queue, topic string
+		if err := rows.Scan(&id, &queue, &topic); err != nil {
+			return err
+		}
+		matched[s.at[id]] = true
+		counts.add(driver.StatusProcessing, s.lead.Status, queue, topic)
+	}
+	return rows.Close()
 }
 
 // execEach runs query, which changes at most one row, once with each of

@@ -86,6 +86,7 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
 		{"heartbeatIDs", q.heartbeatIDs, []any{1, "c", `["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1}, "sqlite_autoindex_sluice_jobs_1"},
+		{"finalizeBatch", q.finalizeBatch, []any{`[["id", 1, 1, 1, null]]`, "c", "completed"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"count", q.count, []any{"pending", "q", "t", 1}, ""},

@@ -67,6 +67,7 @@ type queries struct {
 	selectLiveByKey string
 	claim           string
 	finalize        string
+	finalizeBatch   string
 	count           string
 	countIDs        string
 	progress        string
@@ -120,6 +121,20 @@ SET status = ?4, counted = counted + 1,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
 	result = coalesce(?9, result)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
+		// ?1 a JSON array of jobs of one holder (?2) to end in status ?3
+		// without an error or a snooze, each [id, attempt, attempted_at,
+		// finalized_at, result (JSON text as a string, or null)]: finalize
+		// for many jobs at once, found by ID and fenced as finalize is. It
+		// returns the jobs it ended.
+		finalizeBatch: r.Replace(`UPDATE {t}
+SET status = ?3, counted = counted + 1, finalized_at = v.v_finalized_at,
+	locked_by = NULL, locked_until = NULL, result = coalesce(v.v_result, result)
+FROM (SELECT value ->> 0 AS v_id, value ->> 1 AS v_attempt, value ->> 2 AS v_attempted_at,
+		value ->> 3 AS v_finalized_at, value ->> 4 AS v_result
+	FROM json_each(?1)) AS v
+WHERE id = v.v_id AND attempt = v.v_attempt AND locked_by = ?2
+	AND attempted_at = v.v_attempted_at AND status = 'processing'
+RETURNING id, queue, topic`),
 		// ?1 status, ?2 queue, ?3 topic, ?4 jobs: adds ?4 to a count, as
 		// the driver's claims and completions do for the rows they mark
 		// counted (see migration 0004).
