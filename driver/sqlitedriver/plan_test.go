@@ -33,6 +33,19 @@ func TestQueryPlans(t *testing.T) {
 		require.NoError(t, err)
 		checkPlans(t, d)
 	})
+	// Nor must statistics taken while no job was processing, which show
+	// the lease index empty.
+	t.Run("AnalyzedIdle", func(t *testing.T) {
+		t.Parallel()
+		d := newPlanDriver(t)
+		fillForPlans(t, d)
+		_, err := d.db.ExecContext(t.Context(), "UPDATE sluice_jobs SET status = 'completed', "+
+			"locked_by = NULL, locked_until = NULL, finalized_at = 1 WHERE status = 'processing'")
+		require.NoError(t, err)
+		_, err = d.db.ExecContext(t.Context(), "ANALYZE")
+		require.NoError(t, err)
+		checkPlans(t, d)
+	})
 }
 
 func newPlanDriver(t *testing.T) *Driver {
