@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver/pgxdriver"
-	"github.com/sluicehq/sluice/internal/clientbench"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/clientbench"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 // Client-level benchmarks with the default Config, against the Postgres

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver/drivertest"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 func TestConformance(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/drivertest"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 // newDriver returns a migrated driver on a fresh schema, its pool and the

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clientbench"
+	"github.com/sluicehq/sluice/internal/testkit/clientbench"
 )
 
 // BenchmarkInspect measures List and Stats on a table of a million jobs

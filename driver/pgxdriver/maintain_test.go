@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 // vacuums returns how often the schema's table has been vacuumed.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 // A running job's progress, its last attempt and Explain's capacity check,

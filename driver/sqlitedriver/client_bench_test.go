@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
-	"github.com/sluicehq/sluice/internal/clientbench"
+	"github.com/sluicehq/sluice/internal/testkit/clientbench"
 )
 
 // Client-level benchmarks with the default Config: what a user gets

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/bench/harness"
-	"github.com/sluicehq/sluice/internal/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 )
 
 // Exercise runs harness.Exercise for each of factories' systems, each on

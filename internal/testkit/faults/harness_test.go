@@ -29,8 +29,8 @@ import (
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
-	"github.com/sluicehq/sluice/internal/dbtest"
-	"github.com/sluicehq/sluice/internal/faults/faultjob"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/faults/faultjob"
 )
 
 var longForm = flag.Bool("faults.long", os.Getenv("SLUICE_FAULTS_LONG") == "1",

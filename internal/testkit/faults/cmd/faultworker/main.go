@@ -28,7 +28,7 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
-	"github.com/sluicehq/sluice/internal/faults/faultjob"
+	"github.com/sluicehq/sluice/internal/testkit/faults/faultjob"
 )
 
 type options struct {

@@ -11,13 +11,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicehq/sluice/internal/faults/faultjob"
+	"github.com/sluicehq/sluice/internal/testkit/faults/faultjob"
 )
 
 // The scenarios run one after another: they share two cores, and the
 // figures they print mean more without neighbours.
 
-// targets returns a constructor per driver a scenario runs on.
+// bothDrivers are the drivers a scenario runs on, each with the constructor
+// of its target.
 var bothDrivers = []struct {
 	name string
 	new  func(t *testing.T) *target
