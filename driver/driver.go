@@ -23,6 +23,29 @@
 // zero time; an empty Errors or Result is nil, never JSON null, and a job
 // without progress has a nil Progress.
 //
+// # Text
+//
+// Postgres stores neither the NUL character nor invalid UTF-8 in text, and
+// no NUL (the JSON escape \u0000) in jsonb; SQLite stores both, but a job
+// must read back the same through every driver. So every text a job
+// carries follows one rule, valid UTF-8 without NUL characters, applied in
+// one of two ways:
+//
+//   - Text and JSON a caller chooses (a topic, a unique key, a progress
+//     message; a payload, a result) are checked with [CheckText] and
+//     [CheckJSON] before anything is written, and refused with a typed error
+//     when they break the rule: changing them would change what the caller
+//     meant. The client checks them in Enqueue, Ack, SetResult and
+//     ReportProgress (queue names are plainer still: letters, digits and a
+//     few marks), so drivers receive only such text from it.
+//   - Text recorded on the caller's behalf (an attempt's error, a panic's
+//     stack) is never refused, since a job must not stay unfinished for the
+//     words of its error: [CleanText] replaces what breaks the rule with
+//     U+FFFD and cuts the text to size. The client cleans what it records;
+//     a driver whose database cannot store such text (pgxdriver) cleans the
+//     errors and progress messages it writes too, so that no caller of the
+//     driver can make an outcome unwritable.
+//
 // # Fencing
 //
 // A claim makes a job processing, sets LockedBy to the claiming client's ID,

@@ -3,7 +3,6 @@ package pgxdriver
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,9 +46,9 @@ func errorJSON(e *driver.AttemptError) ([]byte, error) {
 	c.At = c.At.UTC()
 	c.StartedAt = rowcodec.Stored(c.StartedAt)
 	// jsonb cannot hold the NUL character; an error that carried one would
-	// otherwise never be recorded.
-	c.Error = strings.ReplaceAll(c.Error, "\x00", "\uFFFD")
-	c.Trace = strings.ReplaceAll(c.Trace, "\x00", "\uFFFD")
+	// otherwise never be recorded (see the text rule in package driver).
+	c.Error = driver.CleanText(c.Error, 0)
+	c.Trace = driver.CleanText(c.Trace, 0)
 	return json.Marshal(c)
 }
 

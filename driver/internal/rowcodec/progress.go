@@ -2,19 +2,19 @@ package rowcodec
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/sluicehq/sluice/driver"
 )
 
 // ProgressJSON returns the progress of u as stored in the progress column:
-// the claim's attempt, its time in UTC at microsecond precision, and no NUL
-// character, which Postgres cannot store in jsonb (a NUL becomes U+FFFD).
+// the claim's attempt, its time in UTC at microsecond precision, and its
+// message cleaned by the text rule (see package driver): Postgres cannot
+// store a NUL character in jsonb.
 func ProgressJSON(u *driver.JobProgressUpdate) ([]byte, error) {
 	p := u.Progress
 	p.Attempt = u.Attempt
 	p.At = Stored(p.At)
-	p.Message = strings.ReplaceAll(p.Message, "\x00", "\uFFFD")
+	p.Message = driver.CleanText(p.Message, 0)
 	return json.Marshal(p)
 }
 
