@@ -47,6 +47,7 @@ func NewClient[TTx any](d driver.Driver[TTx], cfg *Config) (*Client[TTx], error)
 		return nil, err
 	}
 	c := &Client[TTx]{driver: d, exec: d.Executor(), cfg: full}
+	c.events.now = full.now
 	for topic := range full.Workers.units {
 		c.topics = append(c.topics, topic)
 	}
@@ -74,6 +75,67 @@ func ClientFromContext[TTx any](ctx context.Context) *Client[TTx] {
 	return c
 }
 
+// Start starts working jobs: one claim loop per queue with workers, a
+// heartbeat that keeps running jobs' leases, a rescuer that takes back
+// jobs of clients that are gone, a check that stops workers whose jobs
+// were cancelled, a writer of the progress running jobs report (see
+// ReportProgress), and a cleaner that deletes expired finished jobs (see
+// Config.Retention). ctx bounds start-up only and its values
+// reach job contexts; cancelling it later does not stop the client: Stop
+// does. It returns ErrNoWorkers for an insert-only client and
+// ErrAlreadyStarted if running.
+func (c *Client[TTx]) Start(ctx context.Context) error {
+	if len(c.topics) == 0 {
+		return fmt.Errorf("start: %w", ErrNoWorkers)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run.Load() != nil {
+		return fmt.Errorf("start: %w", ErrAlreadyStarted)
+	}
+	r := newRun(context.WithValue(ctx, clientKey{}, c), c.cfg, c.exec, &c.events, c.topics)
+	r.start(ctx, c.driver)
+	c.run.Store(r)
+	return nil
+}
+
+// Stop stops the client gracefully, in the manner of http.Server.Shutdown:
+// it stops claiming jobs, then waits for running jobs to finish. If ctx ends
+// first, it cancels the running jobs' contexts, waits briefly for their
+// workers to return, and hands every unfinished job back as pending at once,
+// so that it runs again without waiting for its lease to expire (a worker
+// that returns Cancel or Snooze is taken at its word); it then returns ctx's
+// error. The outcomes of finished and handed-back jobs are written before
+// Stop returns, which past the deadline takes at most a few seconds more,
+// and no goroutine of the client outlives it (a worker that ignores its
+// context's cancellation is the one exception). Stop is idempotent and a
+// no-op on a client that was never started; concurrent calls wait for the
+// same shutdown, and the earliest deadline among them applies.
+func (c *Client[TTx]) Stop(ctx context.Context) error {
+	return c.stop(ctx, false)
+}
+
+// StopAndCancel stops the client as Stop does, but cancels running jobs'
+// contexts at once instead of waiting for them to finish.
+func (c *Client[TTx]) StopAndCancel(ctx context.Context) error {
+	return c.stop(ctx, true)
+}
+
+func (c *Client[TTx]) stop(ctx context.Context, cancelFirst bool) error {
+	r := c.run.Load()
+	if r == nil {
+		return nil
+	}
+	return r.stop(ctx, cancelFirst, func() {
+		c.mu.Lock()
+		c.run.CompareAndSwap(r, nil)
+		c.mu.Unlock()
+	})
+}
+
 // Driver returns the client's driver.
 func (c *Client[TTx]) Driver() driver.Driver[TTx] { return c.driver }
 
@@ -99,9 +161,7 @@ func (c *Client[TTx]) GetTx(ctx context.Context, tx TTx, id string) (*JobRow, er
 }
 
 // now returns the client's current time at the precision drivers store.
-func (c *Client[TTx]) now() time.Time {
-	return c.cfg.Clock().UTC().Truncate(time.Microsecond)
-}
+func (c *Client[TTx]) now() time.Time { return c.cfg.now() }
 
 // isNil reports whether a transaction value is nil, whether it is a nil
 // interface (pgx.Tx) or a nil pointer (*sql.Tx).

@@ -28,8 +28,8 @@ func (c *Client[TTx]) AckWithResult(ctx context.Context, tx TTx, job JobRef, res
 		return c.settle(ctx, tx, job, nil, nil)
 	}
 	encoded, err := json.Marshal(result)
-	if err == nil && hasNUL(encoded) {
-		err = errNUL
+	if err == nil {
+		err = driver.CheckJSON(encoded)
 	}
 	if err != nil {
 		return fmt.Errorf("ack: result: %w", &ArgsError{Err: err})
@@ -60,7 +60,7 @@ func (c *Client[TTx]) settle(ctx context.Context, tx TTx, job JobRef, jobErr err
 		return fmt.Errorf("%s: %w: not a job handed to a worker", op, ErrLeaseLost)
 	}
 	jr := job.handle()
-	fin := c.outcome(new(driver.JobFinalize), jr, jobErr, false)
+	fin := jr.run.outcome(new(driver.JobFinalize), jr, jobErr, false)
 	fin.Result = result
 	matched, err := c.driver.UnwrapExecutor(tx).JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{fin}})
 	if err != nil {

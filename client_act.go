@@ -7,27 +7,6 @@ import (
 	"github.com/sluicehq/sluice/driver"
 )
 
-// StatusConflictError is returned when a job's status does not allow the
-// action asked for: cancelling a finished job, requeueing one that has not
-// failed or been cancelled, deleting a processing job, retrying one that is
-// not pending. Nothing was changed. It matches ErrStatusConflict.
-type StatusConflictError struct {
-	// ID is the job's ID.
-	ID string
-	// Action is what was asked: "cancel", "requeue", "delete" or "retry now".
-	Action string
-	// Status is the job's status, which does not allow it.
-	Status JobStatus
-}
-
-// Error implements error.
-func (e *StatusConflictError) Error() string {
-	return fmt.Sprintf("sluice: cannot %s job %s: it is %s", e.Action, e.ID, e.Status)
-}
-
-// Is makes a StatusConflictError match ErrStatusConflict.
-func (e *StatusConflictError) Is(target error) bool { return target == ErrStatusConflict }
-
 // Cancel cancels the job with the given ID and returns it as it is now. A
 // pending job will never run. A processing job is cancelled in the database
 // at once, so that its outcome is never recorded, and its worker's context
@@ -172,7 +151,7 @@ func (c *Client[TTx]) actOne(ctx context.Context, exec driver.Executor, a act, i
 	if len(rows) == 1 {
 		if a == actCancel && exec == c.exec {
 			c.revoke(id)
-			c.emit(EventCancelled, rows[0], 0)
+			c.events.emit(EventCancelled, rows[0], 0)
 		}
 		return rows[0], nil
 	}
@@ -211,7 +190,7 @@ func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, 
 	if a == actCancel && exec == c.exec {
 		for _, row := range rows {
 			c.revoke(row.ID)
-			c.emit(EventCancelled, row, 0)
+			c.events.emit(EventCancelled, row, 0)
 		}
 	}
 	return rows, nil
@@ -228,4 +207,11 @@ func (c *Client[TTx]) actManyTx(ctx context.Context, tx TTx, a act, f *JobFilter
 func (f *JobFilter) selectsAll() bool {
 	return len(f.Statuses) == 0 && len(f.Topics) == 0 && len(f.Queues) == 0 && f.UniqueKey == "" &&
 		f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() && f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero()
+}
+
+// revoke stops the job id if this client is running it.
+func (c *Client[TTx]) revoke(id string) {
+	if r := c.run.Load(); r != nil {
+		r.running.revoke(id)
+	}
 }

@@ -1,14 +1,11 @@
 package sluice
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -19,7 +16,7 @@ import (
 // not encode, a payload over the limit, invalid options, an unknown queue)
 // returns a typed error and writes nothing.
 func (c *Client[TTx]) Enqueue(ctx context.Context, args JobArgs, opts *EnqueueOptions) (*EnqueueResult, error) {
-	res, err := c.enqueue(ctx, c.exec, true, []EnqueueParams{{Args: args, Options: opts}})
+	res, err := c.enqueue(ctx, c.exec, false, []EnqueueParams{{Args: args, Options: opts}})
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +31,7 @@ func (c *Client[TTx]) EnqueueTx(ctx context.Context, tx TTx, args JobArgs, opts 
 	if isNil(tx) {
 		return nil, fmt.Errorf("enqueue %s: %w", topicOf(args), ErrNilTx)
 	}
-	res, err := c.enqueue(ctx, c.driver.UnwrapExecutor(tx), false, []EnqueueParams{{Args: args, Options: opts}})
+	res, err := c.enqueue(ctx, c.driver.UnwrapExecutor(tx), true, []EnqueueParams{{Args: args, Options: opts}})
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +42,7 @@ func (c *Client[TTx]) EnqueueTx(ctx context.Context, tx TTx, args JobArgs, opts 
 // per job in order. It is much faster than Enqueue in a loop. If any job is
 // invalid, nothing is written.
 func (c *Client[TTx]) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]EnqueueResult, error) {
-	return c.enqueue(ctx, c.exec, true, params)
+	return c.enqueue(ctx, c.exec, false, params)
 }
 
 // EnqueueManyTx is EnqueueMany inside tx: the jobs exist if and only if tx
@@ -54,10 +51,13 @@ func (c *Client[TTx]) EnqueueManyTx(ctx context.Context, tx TTx, params []Enqueu
 	if isNil(tx) {
 		return nil, fmt.Errorf("enqueue many: %w", ErrNilTx)
 	}
-	return c.enqueue(ctx, c.driver.UnwrapExecutor(tx), false, params)
+	return c.enqueue(ctx, c.driver.UnwrapExecutor(tx), true, params)
 }
 
-func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committed bool, params []EnqueueParams) ([]EnqueueResult, error) {
+// enqueue validates params and inserts them through exec. inTx is true when
+// exec is the caller's transaction: the jobs then exist only if it commits,
+// which the client cannot know.
+func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, inTx bool, params []EnqueueParams) ([]EnqueueResult, error) {
 	if len(params) == 0 {
 		return []EnqueueResult{}, nil
 	}
@@ -76,7 +76,7 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 	// Jobs enqueued and committed here get an enqueued event, which must
 	// come before the started event of a worker quick enough to claim
 	// one before JobInsertMany has returned.
-	held := committed && c.events.holdEnqueued(inserts)
+	held := !inTx && c.events.holdEnqueued(inserts)
 	results, err := exec.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: inserts})
 	if err != nil {
 		if held {
@@ -94,7 +94,7 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 	if held {
 		c.events.releaseEnqueued(inserts, results, c.now())
 	}
-	c.wakeFor(inserts, now, committed)
+	c.wakeFor(inserts, now, !inTx)
 	return out, nil
 }
 
@@ -107,9 +107,8 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if topic == "" {
 		return nil, fmt.Errorf("enqueue %T: %w", args, ErrEmptyTopic)
 	}
-	if !storableText(topic) {
-		return nil, fmt.Errorf("enqueue %q: %w", topic,
-			&ArgsError{Topic: topic, Err: errors.New("topic must be valid UTF-8 without NUL characters")})
+	if err := driver.CheckText(topic); err != nil {
+		return nil, fmt.Errorf("enqueue %q: %w", topic, &ArgsError{Topic: topic, Err: fmt.Errorf("topic %w", err)})
 	}
 	if opts == nil {
 		opts = &EnqueueOptions{}
@@ -126,8 +125,8 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: err})
 	}
-	if hasNUL(payload) {
-		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: errNUL})
+	if err := driver.CheckJSON(payload); err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, &ArgsError{Topic: topic, Err: fmt.Errorf("payload %w", err)})
 	}
 	if len(payload) > c.cfg.MaxPayloadBytes {
 		return nil, fmt.Errorf("enqueue %s: %w: %d bytes, limit %d", topic, ErrPayloadTooLarge, len(payload), c.cfg.MaxPayloadBytes)
@@ -136,9 +135,8 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if !opts.RunAt.IsZero() {
 		runAt = opts.RunAt.UTC().Truncate(time.Microsecond)
 	}
-	if !storableText(opts.UniqueKey) {
-		return nil, fmt.Errorf("enqueue %s: %w", topic,
-			&OptionsError{Field: "UniqueKey", Reason: "must be valid UTF-8 without NUL characters"})
+	if err := driver.CheckText(opts.UniqueKey); err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, &OptionsError{Field: "UniqueKey", Reason: err.Error()})
 	}
 	if opts.Priority < minPriority || opts.Priority > maxPriority {
 		return nil, fmt.Errorf("enqueue %s: %w", topic,
@@ -203,36 +201,6 @@ func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, commit
 			woken = ins.Queue
 		}
 	}
-}
-
-var nulEscape = []byte(`\u0000`)
-
-// errNUL explains why JSON holding a NUL character is refused.
-var errNUL = errors.New("contains a NUL character (\\u0000), which Postgres cannot store in jsonb")
-
-// hasNUL reports whether encoded JSON holds the escape \u0000 (encoding/json
-// writes a NUL character so), as opposed to an escaped backslash followed by
-// "u0000".
-func hasNUL(b []byte) bool {
-	if !bytes.Contains(b, nulEscape) {
-		return false // the common case, without a byte-by-byte walk
-	}
-	for i := 0; i+6 <= len(b); i++ {
-		if b[i] != '\\' {
-			continue
-		}
-		if string(b[i:i+6]) == `\u0000` {
-			return true
-		}
-		i++ // skip the escaped character, so \\u0000 does not match
-	}
-	return false
-}
-
-// storableText reports whether every driver can store s as text: Postgres
-// refuses NUL characters and invalid UTF-8.
-func storableText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 func topicOf(args JobArgs) string {

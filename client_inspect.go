@@ -84,23 +84,6 @@ type ListResult struct {
 	NextCursor string
 }
 
-// FilterError names the JobFilter, ListFilter or StatsFilter field that was rejected
-// and why. It matches ErrInvalidFilter.
-type FilterError struct {
-	// Field is the rejected field, e.g. "Limit" or "Statuses[1]".
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error implements error.
-func (e *FilterError) Error() string {
-	return fmt.Sprintf("sluice: invalid filter: %s: %s", e.Field, e.Reason)
-}
-
-// Is makes a FilterError match ErrInvalidFilter.
-func (e *FilterError) Is(target error) bool { return target == ErrInvalidFilter }
-
 // List returns the jobs f selects, one page at a time, with how many it
 // selects in all. A nil f means the zero ListFilter. An invalid filter
 // (negative Limit or Offset, an unknown status, a malformed cursor) returns
@@ -321,4 +304,23 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 		st.SuccessRate = float64(ds.Completed) / float64(n)
 	}
 	return st, nil
+}
+
+// ClientInfo is a started client as it records itself: its ID (the
+// LockedBy of the jobs it holds), host, process ID, topics, queues and how
+// many jobs of each queue it works at once, when it started and when it
+// was last seen.
+type ClientInfo = driver.ClientRow
+
+// Clients returns the clients recorded in the database, sorted by ID:
+// every started client records itself at Start, refreshes its record at
+// every HeartbeatInterval and deletes it at Stop. A record whose SeenAt is
+// older than a few heartbeat intervals belongs to a process that died;
+// such records are deleted ten minutes after they were last refreshed.
+func (c *Client[TTx]) Clients(ctx context.Context) ([]*ClientInfo, error) {
+	rows, err := c.exec.ClientList(ctx, &driver.ClientListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	return rows, nil
 }

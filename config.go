@@ -230,6 +230,12 @@ func (c *Config) withDefaults() (*Config, error) {
 	return &cfg, nil
 }
 
+// now returns the current time by cfg's Clock, at the precision drivers
+// store.
+func (cfg *Config) now() time.Time {
+	return cfg.Clock().UTC().Truncate(time.Microsecond)
+}
+
 // retries resolves a stored max-retries value: NoRetries becomes 0.
 func retries(n int) int { return max(n, 0) }
 

@@ -69,6 +69,14 @@ var (
 	// ErrDuplicateWorker is returned by AddWorkerSafely when a worker for
 	// the same topic is already registered.
 	ErrDuplicateWorker = errors.New("sluice: duplicate worker")
+
+	// ErrInvalidProgress is returned by ReportProgress for a percent or message
+	// it does not accept. The error is a *ProgressError. Nothing is recorded.
+	ErrInvalidProgress = errors.New("sluice: invalid progress")
+
+	// ErrNotJobContext is returned by SetResult and ReportProgress when given a
+	// context that no client handed to a worker.
+	ErrNotJobContext = errors.New("sluice: not a job's context")
 )
 
 // ConfigError names the Config field NewClient rejected and why.
@@ -172,3 +180,58 @@ type PanicError struct {
 
 // Error implements error.
 func (e *PanicError) Error() string { return fmt.Sprintf("sluice: worker panicked: %v", e.Value) }
+
+// StatusConflictError is returned when a job's status does not allow the
+// action asked for: cancelling a finished job, requeueing one that has not
+// failed or been cancelled, deleting a processing job, retrying one that is
+// not pending. Nothing was changed. It matches ErrStatusConflict.
+type StatusConflictError struct {
+	// ID is the job's ID.
+	ID string
+	// Action is what was asked: "cancel", "requeue", "delete" or "retry now".
+	Action string
+	// Status is the job's status, which does not allow it.
+	Status JobStatus
+}
+
+// Error implements error.
+func (e *StatusConflictError) Error() string {
+	return fmt.Sprintf("sluice: cannot %s job %s: it is %s", e.Action, e.ID, e.Status)
+}
+
+// Is makes a StatusConflictError match ErrStatusConflict.
+func (e *StatusConflictError) Is(target error) bool { return target == ErrStatusConflict }
+
+// FilterError names the JobFilter, ListFilter or StatsFilter field that was rejected
+// and why. It matches ErrInvalidFilter.
+type FilterError struct {
+	// Field is the rejected field, e.g. "Limit" or "Statuses[1]".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *FilterError) Error() string {
+	return fmt.Sprintf("sluice: invalid filter: %s: %s", e.Field, e.Reason)
+}
+
+// Is makes a FilterError match ErrInvalidFilter.
+func (e *FilterError) Is(target error) bool { return target == ErrInvalidFilter }
+
+// ProgressError names the argument of ReportProgress that was rejected and
+// why.
+type ProgressError struct {
+	// Field is "percent" or "message".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *ProgressError) Error() string {
+	return fmt.Sprintf("sluice: invalid progress: %s: %s", e.Field, e.Reason)
+}
+
+// Is makes a ProgressError match ErrInvalidProgress.
+func (e *ProgressError) Is(target error) bool { return target == ErrInvalidProgress }

@@ -100,6 +100,8 @@ type eventHub struct {
 	// held maps the IDs of jobs being enqueued, whose enqueued event is
 	// yet to be sent, to their other events that came first, sent after it.
 	held map[string][]Event
+	// now is the client's clock.
+	now func() time.Time
 }
 
 // Subscribe returns a subscription to this client's job events of the
@@ -137,12 +139,11 @@ func (c *Client[TTx]) SubscribeBuffered(size int, kinds ...EventKind) *Subscript
 // emit sends an event to every subscription that wants its kind. It costs
 // one atomic load when nobody subscribes. An event of a job whose enqueued
 // event is still to come waits for it (see holdEnqueued).
-func (c *Client[TTx]) emit(kind EventKind, job *JobRow, d time.Duration) {
-	h := &c.events
+func (h *eventHub) emit(kind EventKind, job *JobRow, d time.Duration) {
 	if h.n.Load() == 0 {
 		return
 	}
-	ev := Event{Kind: kind, Job: job, At: c.now(), Duration: d}
+	ev := Event{Kind: kind, Job: job, At: h.now(), Duration: d}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if q, ok := h.held[job.ID]; ok {

@@ -50,7 +50,8 @@ type Job[T JobArgs] struct {
 	run *jobRun
 }
 
-// jobHandle is implemented by *Job[T] for every T, so Ack and Nack accept any.
+// handle returns the claim a *Job[T] was handed with, for every T, so that
+// Ack and Nack accept any (see JobRef).
 func (j *Job[T]) handle() *jobRun { return j.run }
 
 // JobRef is a job handed to a worker, as accepted by Client.Ack and

@@ -2,12 +2,8 @@ package sluice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -20,27 +16,6 @@ type JobProgress = driver.JobProgress
 // MaxProgressMessageBytes is the longest message ReportProgress accepts,
 // in bytes.
 const MaxProgressMessageBytes = 512
-
-// ErrInvalidProgress is returned by ReportProgress for a percent or message
-// it does not accept. The error is a *ProgressError. Nothing is recorded.
-var ErrInvalidProgress = errors.New("sluice: invalid progress")
-
-// ProgressError names the argument of ReportProgress that was rejected and
-// why.
-type ProgressError struct {
-	// Field is "percent" or "message".
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error implements error.
-func (e *ProgressError) Error() string {
-	return fmt.Sprintf("sluice: invalid progress: %s: %s", e.Field, e.Reason)
-}
-
-// Is makes a ProgressError match ErrInvalidProgress.
-func (e *ProgressError) Is(target error) bool { return target == ErrInvalidProgress }
 
 // ReportProgress records how far the job whose context ctx is has got:
 // percent, from 0 to 100, and a short message (at most
@@ -66,12 +41,7 @@ func ReportProgress(ctx context.Context, percent float64, message string) error 
 	if err := checkProgress(percent, message); err != nil {
 		return fmt.Errorf("report progress: %w", err)
 	}
-	var at time.Time
-	if c, ok := ctx.Value(clientKey{}).(interface{ now() time.Time }); ok {
-		at = c.now() // the client's clock, which a test may control
-	} else {
-		at = time.Now().UTC().Truncate(time.Microsecond)
-	}
+	at := jr.run.cfg.now() // the client's clock, which a test may control
 	jr.progress.Store(&driver.JobProgress{Attempt: jr.row.Attempt, Percent: percent, Message: message, At: at})
 	return nil
 }
@@ -84,60 +54,9 @@ func checkProgress(percent float64, message string) error {
 		return &ProgressError{Field: "percent", Reason: fmt.Sprintf("%v is not between 0 and 100", percent)}
 	case len(message) > MaxProgressMessageBytes:
 		return &ProgressError{Field: "message", Reason: fmt.Sprintf("%d bytes is more than %d", len(message), MaxProgressMessageBytes)}
-	case !utf8.ValidString(message):
-		return &ProgressError{Field: "message", Reason: "not valid UTF-8"}
-	case strings.IndexByte(message, 0) >= 0:
-		return &ProgressError{Field: "message", Reason: "contains a NUL character, which Postgres cannot store"}
+	}
+	if err := driver.CheckText(message); err != nil {
+		return &ProgressError{Field: "message", Reason: err.Error()}
 	}
 	return nil
-}
-
-// progressed returns the running jobs whose reported progress was not
-// written yet, with that progress.
-func (rj *runningJobs) progressed() ([]*jobRun, []*driver.JobProgress) {
-	rj.mu.Lock()
-	defer rj.mu.Unlock()
-	var (
-		runs    []*jobRun
-		reports []*driver.JobProgress
-	)
-	for _, j := range rj.jobs {
-		if p := j.progress.Load(); p != nil && p != j.progressWritten {
-			runs = append(runs, j)
-			reports = append(reports, p)
-		}
-	}
-	return runs, reports
-}
-
-// writeProgress writes, in one driver call, the progress reported by the
-// run's jobs since it last did, and sends an EventProgressed for each job
-// it was stored on. A write that fails is tried again at the next call;
-// progress that matched no job (its attempt ended meanwhile) is dropped.
-func (c *Client[TTx]) writeProgress(ctx context.Context, r *run) {
-	runs, reports := r.running.progressed()
-	if len(runs) == 0 {
-		return
-	}
-	items := make([]*driver.JobProgressUpdate, len(runs))
-	for i, jr := range runs {
-		items[i] = &driver.JobProgressUpdate{ID: jr.row.ID, Attempt: jr.row.Attempt, LockedBy: jr.row.LockedBy,
-			Progress: *reports[i]}
-	}
-	matched, err := c.exec.JobProgress(ctx, &driver.JobProgressParams{Jobs: items})
-	if err != nil {
-		if ctx.Err() == nil {
-			c.cfg.Logger.Warn("sluice: writing the progress of running jobs failed", "error", err)
-		}
-		return
-	}
-	now := c.now()
-	for i, jr := range runs {
-		jr.progressWritten = reports[i]
-		if matched[i] {
-			row := *jr.row
-			row.Progress = reports[i]
-			c.emit(EventProgressed, &row, now.Sub(row.AttemptedAt))
-		}
-	}
 }

@@ -3,13 +3,10 @@ package sluice
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-)
 
-// ErrNotJobContext is returned by SetResult and ReportProgress when given a
-// context that no client handed to a worker.
-var ErrNotJobContext = errors.New("sluice: not a job's context")
+	"github.com/sluicehq/sluice/driver"
+)
 
 // jobRunKey is the context key under which a job's context carries its
 // run.
@@ -29,8 +26,8 @@ func SetResult(ctx context.Context, result any) error {
 		return fmt.Errorf("set result: %w", ErrNotJobContext)
 	}
 	encoded, err := json.Marshal(result)
-	if err == nil && hasNUL(encoded) {
-		err = errNUL
+	if err == nil {
+		err = driver.CheckJSON(encoded)
 	}
 	if err != nil {
 		return fmt.Errorf("set result: %w", &ArgsError{Topic: jr.row.Topic, Err: err})

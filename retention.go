@@ -1,12 +1,7 @@
 package sluice
 
 import (
-	"context"
-	"fmt"
 	"time"
-
-	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
 )
 
 // Defaults of Retention, from the original design.
@@ -22,10 +17,6 @@ const (
 
 // KeepForever, as a Retention field, keeps jobs of that status for good.
 const KeepForever time.Duration = -1
-
-// cleanBatch is the most jobs the cleaner deletes in one statement, so that
-// it never holds many row locks, or SQLite's write lock, for long.
-const cleanBatch = 500
 
 // Retention is how long finished jobs are kept, counted from when they
 // finished, before a started client deletes them. A zero field means its
@@ -67,39 +58,4 @@ func (r *Retention) fill() error {
 	}
 	r.Interval = orDefault(r.Interval, DefaultCleanInterval)
 	return nil
-}
-
-// clean deletes expired jobs every Retention.Interval until ctx ends.
-func (c *Client[TTx]) clean(ctx context.Context) {
-	r := c.cfg.Retention
-	keeps := map[JobStatus]time.Duration{
-		StatusCompleted: r.Completed, StatusFailed: r.Failed, StatusCancelled: r.Cancelled,
-	}
-	lease.Every(ctx, r.Interval, func() {
-		for status, keep := range keeps {
-			if keep == KeepForever {
-				continue
-			}
-			if _, err := c.cleanStatus(ctx, status, c.now().Add(-keep)); err != nil && ctx.Err() == nil {
-				c.cfg.Logger.Warn("sluice: deleting expired jobs failed", "status", status, "error", err)
-			}
-		}
-	})
-}
-
-// cleanStatus deletes, batch by batch, the jobs of status that finished
-// before before, and returns how many.
-func (c *Client[TTx]) cleanStatus(ctx context.Context, status JobStatus, before time.Time) (int, error) {
-	total := 0
-	for ctx.Err() == nil {
-		n, err := c.exec.JobClean(ctx, &driver.JobCleanParams{Status: status, Before: before, Limit: cleanBatch})
-		if err != nil {
-			return total, fmt.Errorf("clean %s jobs: %w", status, err)
-		}
-		total += n
-		if n < cleanBatch {
-			break
-		}
-	}
-	return total, nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
-
-	"github.com/sluicehq/sluice/driver"
 )
 
 // Worker works the jobs of one topic, the one its T's Topic() names.
@@ -130,50 +127,4 @@ type workUnit struct {
 	prepare func(run *jobRun) (job any, timeout time.Duration, err error)
 	// work works a job prepare returned.
 	work func(ctx context.Context, job any) error
-}
-
-// jobRun is one claim of a job by this client, shared by the executor and
-// the Job handed to the worker.
-type jobRun struct {
-	row  *JobRow
-	unit *workUnit
-	// job is the job with its decoded arguments, as unit.work takes it,
-	// and timeout the worker's timeout for it; prepErr is why the job
-	// could not be prepared (no worker, arguments that do not decode), in
-	// which case job is nil.
-	job     any
-	timeout time.Duration
-	prepErr error
-	// settled is set when the worker acked or nacked in its own
-	// transaction.
-	settled atomic.Bool
-	// revoked is set when the job was cancelled, deleted or taken back
-	// while running, so that its outcome cannot be recorded.
-	revoked atomic.Bool
-	// result is what the worker passed to SetResult, as JSON.
-	result atomic.Pointer[[]byte]
-	// progress is what the worker last passed to ReportProgress, and
-	// progressWritten the report last written to the database; only the
-	// run's progress writer touches progressWritten.
-	progress        atomic.Pointer[JobProgress]
-	progressWritten *JobProgress
-	// finished is set by whichever ends the run first: the worker
-	// returning, or the client abandoning a worker that ignores its
-	// context.
-	finished atomic.Bool
-	// cancel ends the worker's context (a timeout's, or a plain one);
-	// revoke ends it with a cause first. Both are set before the run is
-	// tracked as running.
-	cancel context.CancelFunc
-	revoke context.CancelCauseFunc
-	// fin is the outcome the client writes when the run ends (by whichever
-	// ends it: see finished).
-	fin driver.JobFinalize
-}
-
-// end ends the worker's context with cause, which starts the grace period
-// the worker has to return.
-func (jr *jobRun) end(cause error) {
-	jr.revoke(cause)
-	jr.cancel()
 }

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/internal/completer"
-	"github.com/sluicehq/sluice/internal/fetcher"
 )
 
 // Recorded errors are cut to these sizes, so a worker returning an enormous
@@ -26,13 +23,13 @@ const (
 // transaction and then returned nil, but the transaction did not commit.
 var errNotSettled = errors.New("sluice: job was acked or nacked in a transaction that did not commit")
 
-// prepare readies a job its queue's fetcher claimed: it decodes the
-// job's arguments on the fetcher's goroutine, whose stack stays grown,
-// rather than on the pool goroutine that will run it, whose stack the
-// garbage collector shrinks while it waits (decoding JSON then grows it
-// again, job after job).
-func (c *Client[TTx]) prepare(r *run, row *driver.JobRow) *jobRun {
-	jr := &jobRun{row: row, unit: c.cfg.Workers.units[row.Topic]}
+// prepare readies a job its queue's fetcher claimed, to be run with release
+// as the function that frees its slot. It decodes the job's arguments on
+// the fetcher's goroutine, whose stack stays grown, rather than on the pool
+// goroutine that will run it, whose stack the garbage collector shrinks
+// while it waits (decoding JSON then grows it again, job after job).
+func (r *run) prepare(row *driver.JobRow, release func()) *jobRun {
+	jr := &jobRun{row: row, run: r, release: release, unit: r.cfg.Workers.units[row.Topic]}
 	if jr.unit == nil {
 		jr.prepErr = fmt.Errorf("sluice: no worker for topic %q", row.Topic)
 		return jr
@@ -47,50 +44,50 @@ func (c *Client[TTx]) prepare(r *run, row *driver.JobRow) *jobRun {
 // execute works one prepared job on a pool goroutine and queues its
 // outcome. It returns false if the job was abandoned while its worker ran
 // (see abandon): the goroutine was released from the pool and must end.
-func (c *Client[TTx]) execute(r *run, f *fetcher.Fetcher, jr *jobRun) bool {
-	c.emit(EventStarted, jr.row, 0)
-	err, stopped, ok := c.work(r, f, jr)
+func (r *run) execute(jr *jobRun) bool {
+	r.events.emit(EventStarted, jr.row, 0)
+	stopped, ok, err := r.work(jr)
 	if ok {
-		c.finish(r, f, jr, err, stopped)
+		r.finish(jr, err, stopped)
 	}
 	return ok
 }
 
 // finish queues the outcome of jr's run and frees its slot.
-func (c *Client[TTx]) finish(r *run, f *fetcher.Fetcher, jr *jobRun, err error, stopped bool) {
+func (r *run) finish(jr *jobRun, err error, stopped bool) {
 	row := jr.row
 	if err == nil && jr.settled.Load() {
 		// If the worker's transaction committed, this finalization matches
 		// nothing; if it rolled back, so did the worker's writes.
 		err = errNotSettled
 	}
-	fin := c.outcome(&jr.fin, jr, err, stopped)
+	fin := r.outcome(&jr.fin, jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
 		r.held.remove(row.ID)
 		if matched {
-			c.emit(outcomeEvent(fin.Status, fin.Snooze), row, c.now().Sub(row.AttemptedAt))
+			r.events.emit(outcomeEvent(fin.Status, fin.Snooze), row, r.cfg.now().Sub(row.AttemptedAt))
 		}
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
 		if !matched && werr == nil && !jr.settled.Load() && !jr.revoked.Load() {
-			c.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
+			r.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
 				"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt)
 		}
 	}})
-	f.Done()
+	jr.release()
 	r.jobsWG.Done()
 }
 
-// work runs the worker for jr on the calling goroutine and returns its
-// error, and whether the job was interrupted by Stop. ok is false if the
-// worker ignored its context's end for longer than stopGrace and the job
-// was abandoned meanwhile: abandon has finished it instead.
-func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, stopped, ok bool) {
+// work runs the worker for jr on the calling goroutine and returns whether
+// the job was interrupted by Stop, and the worker's error. ok is false if
+// the worker ignored its context's end for longer than stopGrace and the
+// job was abandoned meanwhile: abandon has finished it instead.
+func (r *run) work(jr *jobRun) (stopped, ok bool, err error) {
 	if jr.prepErr != nil {
-		return jr.prepErr, false, true
+		return false, true, jr.prepErr
 	}
-	timeout := orDefault(jr.timeout, c.cfg.JobTimeout)
+	timeout := orDefault(jr.timeout, r.cfg.JobTimeout)
 	// outer ends with the timeout or Stop; inner, which the worker gets,
 	// ends with outer, or first with a revocation's cause (see
 	// runningJobs.revoke, which ends outer too). The grace period hangs on
@@ -110,11 +107,11 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	// is abandoned.
 	var grace atomic.Pointer[time.Timer]
 	unwatch := context.AfterFunc(outer, func() {
-		grace.Store(time.AfterFunc(stopGrace, func() { c.abandon(r, f, jr, ctx) }))
+		grace.Store(time.AfterFunc(stopGrace, func() { r.abandon(ctx, jr) }))
 	})
 	err = safeCall(ctx, func(ctx context.Context) error { return jr.unit.work(ctx, jr.job) })
 	if !jr.finished.CompareAndSwap(false, true) {
-		return nil, false, false
+		return false, false, nil
 	}
 	unwatch()
 	if t := grace.Load(); t != nil {
@@ -124,7 +121,7 @@ func (c *Client[TTx]) work(r *run, f *fetcher.Fetcher, jr *jobRun) (err error, s
 	jr.end(nil)
 	// Stop interrupted the job only if it cancelled the context before the
 	// worker returned, and the worker did not ask for a snooze or a cancel.
-	return err, interrupted(ctx, err), true
+	return interrupted(ctx, err), true, err
 }
 
 // interrupted reports whether a worker's error err comes from Stop ending
@@ -141,10 +138,10 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // abandon finishes jr, whose worker has not returned within stopGrace of
-// its context ending, in its worker's place, unless the worker returned
+// its context ctx ending, in its worker's place, unless the worker returned
 // meanwhile. The worker's goroutine is released from the pool and ends
 // whenever the worker returns.
-func (c *Client[TTx]) abandon(r *run, f *fetcher.Fetcher, jr *jobRun, ctx context.Context) {
+func (r *run) abandon(ctx context.Context, jr *jobRun) {
 	if !jr.finished.CompareAndSwap(false, true) {
 		return
 	}
@@ -152,10 +149,10 @@ func (c *Client[TTx]) abandon(r *run, f *fetcher.Fetcher, jr *jobRun, ctx contex
 	jr.cancel()
 	cause := context.Cause(ctx)
 	err := fmt.Errorf("sluice: worker did not return within %s of its context ending: %w", stopGrace, cause)
-	c.cfg.Logger.Error("sluice: abandoned a worker that ignores its context",
+	r.cfg.Logger.Error("sluice: abandoned a worker that ignores its context",
 		"job_id", jr.row.ID, "topic", jr.row.Topic, "cause", cause)
 	r.pool.Release()
-	c.finish(r, f, jr, err, interrupted(ctx, err))
+	r.finish(jr, err, interrupted(ctx, err))
 }
 
 // safeCall calls the worker, turning a panic into a *PanicError.
@@ -170,8 +167,8 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 
 // outcome turns a worker's result into the finalization of its claim,
 // written into fin.
-func (c *Client[TTx]) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bool) *driver.JobFinalize {
-	row, now := jr.row, c.now()
+func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bool) *driver.JobFinalize {
+	row, now := jr.row, r.cfg.now()
 	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
@@ -195,7 +192,7 @@ func (c *Client[TTx]) outcome(fin *driver.JobFinalize, jr *jobRun, err error, st
 	default:
 		fin.Error = attemptError(row, now, err)
 		if row.Attempt <= row.MaxRetries {
-			fin.Status, fin.RunAt = StatusPending, c.nextRetry(jr, now)
+			fin.Status, fin.RunAt = StatusPending, r.nextRetry(jr, now)
 		} else {
 			fin.Status, fin.FinalizedAt = StatusFailed, now
 		}
@@ -205,14 +202,14 @@ func (c *Client[TTx]) outcome(fin *driver.JobFinalize, jr *jobRun, err error, st
 
 // nextRetry asks the worker's or the Config's retry policy when jr runs
 // again. A policy that panics or returns a time in the past retries at once.
-func (c *Client[TTx]) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
-	policy := c.cfg.RetryPolicy
+func (r *run) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
+	policy := r.cfg.RetryPolicy
 	if jr.unit != nil && jr.unit.retryPolicy != nil {
 		policy = jr.unit.retryPolicy
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			c.cfg.Logger.Error("sluice: retry policy panicked; retrying at once", "job_id", jr.row.ID, "panic", v)
+			r.cfg.Logger.Error("sluice: retry policy panicked; retrying at once", "job_id", jr.row.ID, "panic", v)
 			at = now
 		}
 	}()
@@ -228,32 +225,12 @@ func (c *Client[TTx]) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
 // started and which client ran it.
 func attemptError(row *JobRow, at time.Time, err error) *driver.AttemptError {
 	ae := &driver.AttemptError{
-		Attempt: row.Attempt, At: at, Error: cleanText(err.Error(), maxErrorBytes),
+		Attempt: row.Attempt, At: at, Error: driver.CleanText(err.Error(), maxErrorBytes),
 		StartedAt: row.AttemptedAt, ClientID: row.LockedBy,
 	}
 	var p *PanicError
 	if errors.As(err, &p) {
-		ae.Trace = cleanText(p.Stack, maxTraceBytes)
+		ae.Trace = driver.CleanText(p.Stack, maxTraceBytes)
 	}
 	return ae
-}
-
-// cleanText makes s storable in every driver: NUL characters, which
-// Postgres cannot store in text or jsonb, are dropped, and s is cut to at
-// most n bytes.
-func cleanText(s string, n int) string {
-	return truncate(strings.ReplaceAll(s, "\x00", ""), n)
-}
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "… (truncated)"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
 }

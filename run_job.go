@@ -3,16 +3,61 @@ package sluice
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
 )
 
-// revokeInterval is how often a client asks the database whether it still
-// holds the jobs it runs, so that a job cancelled or deleted from another
-// process stops within about that long.
-const revokeInterval = time.Second
+// jobRun is one claim of a job by a run, shared by the run and the Job
+// handed to the worker.
+type jobRun struct {
+	row  *JobRow
+	unit *workUnit
+	// run is the run that claimed the job; release frees the job's slot in
+	// its queue's claim loop.
+	run     *run
+	release func()
+	// job is the job with its decoded arguments, as unit.work takes it,
+	// and timeout the worker's timeout for it; prepErr is why the job
+	// could not be prepared (no worker, arguments that do not decode), in
+	// which case job is nil.
+	job     any
+	timeout time.Duration
+	prepErr error
+	// settled is set when the worker acked or nacked in its own
+	// transaction.
+	settled atomic.Bool
+	// revoked is set when the job was cancelled, deleted or taken back
+	// while running, so that its outcome cannot be recorded.
+	revoked atomic.Bool
+	// result is what the worker passed to SetResult, as JSON.
+	result atomic.Pointer[[]byte]
+	// progress is what the worker last passed to ReportProgress, and
+	// progressWritten the report last written to the database; only the
+	// run's progress writer touches progressWritten.
+	progress        atomic.Pointer[JobProgress]
+	progressWritten *JobProgress
+	// finished is set by whichever ends the run first: the worker
+	// returning, or the client abandoning a worker that ignores its
+	// context.
+	finished atomic.Bool
+	// cancel ends the worker's context (a timeout's, or a plain one);
+	// revoke ends it with a cause first. Both are set before the run is
+	// tracked as running.
+	cancel context.CancelFunc
+	revoke context.CancelCauseFunc
+	// fin is the outcome the client writes when the run ends (by whichever
+	// ends it: see finished).
+	fin driver.JobFinalize
+}
+
+// end ends the worker's context with cause, which starts the grace period
+// the worker has to return.
+func (jr *jobRun) end(cause error) {
+	jr.revoke(cause)
+	jr.cancel()
+}
 
 // runningJobs are the jobs a run is working.
 type runningJobs struct {
@@ -127,37 +172,20 @@ func (rj *runningJobs) revoke(id string) {
 	}
 }
 
-// revoke stops the job id if this client is running it.
-func (c *Client[TTx]) revoke(id string) {
-	if r := c.run.Load(); r != nil {
-		r.running.revoke(id)
+// progressed returns the running jobs whose reported progress was not
+// written yet, with that progress.
+func (rj *runningJobs) progressed() ([]*jobRun, []*driver.JobProgress) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	var (
+		runs    []*jobRun
+		reports []*driver.JobProgress
+	)
+	for _, j := range rj.jobs {
+		if p := j.progress.Load(); p != nil && p != j.progressWritten {
+			runs = append(runs, j)
+			reports = append(reports, p)
+		}
 	}
-}
-
-// watchRevoked asks, every revokeInterval until ctx ends, which of the
-// running jobs the client still holds, and revokes the others: they were
-// cancelled or deleted, or taken back after the lease expired.
-func (c *Client[TTx]) watchRevoked(ctx context.Context, r *run) {
-	lease.Every(ctx, revokeInterval, func() {
-		ids := r.running.ids()
-		if len(ids) == 0 {
-			return
-		}
-		held, err := c.exec.JobHeld(ctx, &driver.JobHeldParams{ClientID: r.lockedBy, IDs: ids})
-		if err != nil {
-			if ctx.Err() == nil {
-				c.cfg.Logger.Warn("sluice: checking for cancelled jobs failed", "error", err)
-			}
-			return
-		}
-		still := make(map[string]bool, len(held))
-		for _, id := range held {
-			still[id] = true
-		}
-		for _, id := range ids {
-			if !still[id] {
-				r.running.revoke(id)
-			}
-		}
-	})
+	return runs, reports
 }

@@ -1,0 +1,160 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/lease"
+)
+
+// The loops a run keeps beside its claim loops, each on its own interval:
+// revocation checks, progress writes, presence and retention. (The
+// heartbeat and the rescuer are in internal/lease.)
+
+// revokeInterval is how often a client asks the database whether it still
+// holds the jobs it runs, so that a job cancelled or deleted from another
+// process stops within about that long.
+const revokeInterval = time.Second
+
+// watchRevoked asks, every revokeInterval until ctx ends, which of the
+// running jobs the run still holds, and revokes the others: they were
+// cancelled or deleted, or taken back after the lease expired.
+func (r *run) watchRevoked(ctx context.Context) {
+	lease.Every(ctx, revokeInterval, func() {
+		ids := r.running.ids()
+		if len(ids) == 0 {
+			return
+		}
+		held, err := r.exec.JobHeld(ctx, &driver.JobHeldParams{ClientID: r.lockedBy, IDs: ids})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.cfg.Logger.Warn("sluice: checking for cancelled jobs failed", "error", err)
+			}
+			return
+		}
+		still := make(map[string]bool, len(held))
+		for _, id := range held {
+			still[id] = true
+		}
+		for _, id := range ids {
+			if !still[id] {
+				r.running.revoke(id)
+			}
+		}
+	})
+}
+
+// writeProgress writes, in one driver call, the progress reported by the
+// run's jobs since it last did, and sends an EventProgressed for each job
+// it was stored on. A write that fails is tried again at the next call;
+// progress that matched no job (its attempt ended meanwhile) is dropped.
+func (r *run) writeProgress(ctx context.Context) {
+	runs, reports := r.running.progressed()
+	if len(runs) == 0 {
+		return
+	}
+	items := make([]*driver.JobProgressUpdate, len(runs))
+	for i, jr := range runs {
+		items[i] = &driver.JobProgressUpdate{ID: jr.row.ID, Attempt: jr.row.Attempt, LockedBy: jr.row.LockedBy,
+			Progress: *reports[i]}
+	}
+	matched, err := r.exec.JobProgress(ctx, &driver.JobProgressParams{Jobs: items})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("sluice: writing the progress of running jobs failed", "error", err)
+		}
+		return
+	}
+	now := r.cfg.now()
+	for i, jr := range runs {
+		jr.progressWritten = reports[i]
+		if matched[i] {
+			row := *jr.row
+			row.Progress = reports[i]
+			r.events.emit(EventProgressed, &row, now.Sub(row.AttemptedAt))
+		}
+	}
+}
+
+// presenceExpiry is how long after a client was last seen its record is
+// deleted by the other clients: it is gone.
+const presenceExpiry = 10 * time.Minute
+
+// presence returns the record of the run's client, seen now.
+func (r *run) presence() *driver.ClientRow {
+	host, _ := os.Hostname()
+	row := &driver.ClientRow{ID: r.lockedBy, Host: host, PID: os.Getpid(), Topics: r.topics,
+		StartedAt: r.cfg.now(), MaxWorkers: make(map[string]int)}
+	for name, q := range r.cfg.Queues {
+		if q.MaxWorkers > 0 {
+			row.Queues = append(row.Queues, name)
+			row.MaxWorkers[name] = q.MaxWorkers
+		}
+	}
+	slices.Sort(row.Queues)
+	return row
+}
+
+// record stores row, seen now, and prunes the records of clients gone.
+func (r *run) record(ctx context.Context, row *driver.ClientRow) {
+	now := r.cfg.now()
+	row.SeenAt = now
+	err := r.exec.ClientRecord(ctx, &driver.ClientRecordParams{Client: *row, PruneBefore: now.Add(-presenceExpiry)})
+	if err != nil && ctx.Err() == nil {
+		r.cfg.Logger.Warn("sluice: recording this client failed", "error", err)
+	}
+}
+
+// present refreshes row every HeartbeatInterval until ctx ends, and then
+// deletes it. Start records it first, before any job is claimed.
+func (r *run) present(ctx context.Context, row *driver.ClientRow) {
+	lease.Every(ctx, r.cfg.HeartbeatInterval, func() { r.record(ctx, row) })
+	forget, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.exec.ClientForget(forget, &driver.ClientForgetParams{ID: row.ID}); err != nil {
+		r.cfg.Logger.Warn("sluice: deleting this client's record failed", "error", err)
+	}
+}
+
+// cleanBatch is the most jobs the cleaner deletes in one statement, so that
+// it never holds many row locks, or SQLite's write lock, for long.
+const cleanBatch = 500
+
+// clean deletes expired jobs every Retention.Interval until ctx ends.
+func (r *run) clean(ctx context.Context) {
+	ret := r.cfg.Retention
+	keeps := map[JobStatus]time.Duration{
+		StatusCompleted: ret.Completed, StatusFailed: ret.Failed, StatusCancelled: ret.Cancelled,
+	}
+	lease.Every(ctx, ret.Interval, func() {
+		for status, keep := range keeps {
+			if keep == KeepForever {
+				continue
+			}
+			if _, err := r.cleanStatus(ctx, status, r.cfg.now().Add(-keep)); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("sluice: deleting expired jobs failed", "status", status, "error", err)
+			}
+		}
+	})
+}
+
+// cleanStatus deletes, batch by batch, the jobs of status that finished
+// before before, and returns how many.
+func (r *run) cleanStatus(ctx context.Context, status JobStatus, before time.Time) (int, error) {
+	total := 0
+	for ctx.Err() == nil {
+		n, err := r.exec.JobClean(ctx, &driver.JobCleanParams{Status: status, Before: before, Limit: cleanBatch})
+		if err != nil {
+			return total, fmt.Errorf("clean %s jobs: %w", status, err)
+		}
+		total += n
+		if n < cleanBatch {
+			break
+		}
+	}
+	return total, nil
+}
