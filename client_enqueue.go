@@ -184,8 +184,13 @@ func (c *Client[TTx]) maxRetries(topic string, opt int) (int, error) {
 	return retries(c.cfg.MaxRetries), nil
 }
 
-// wakeFor wakes this client's fetchers for newly enqueued jobs: at once for
-// jobs due now, at their RunAt for delayed ones.
+// wakeFor wakes this client's claim loops for newly enqueued jobs: at
+// their RunAt for delayed ones, and for jobs due now by one route only. A
+// client that listens to its driver's notifications is woken by them, as
+// every other listening client is (on Postgres once the enqueue has
+// committed, even in a caller's transaction); one that does not listen
+// wakes itself here, and committed is false when the jobs are in a
+// caller's transaction that may not have committed yet.
 func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, committed bool) {
 	r := c.run.Load()
 	if r == nil {
@@ -196,6 +201,7 @@ func (c *Client[TTx]) wakeFor(inserts []*driver.JobInsert, now time.Time, commit
 		switch {
 		case ins.RunAt.After(now):
 			r.wakeAt(ins.Queue, ins.RunAt)
+		case r.stopListen != nil: // the driver's notification wakes the queue
 		case ins.Queue != woken: // one wake-up per queue serves a whole batch
 			r.wake(ins.Queue, committed)
 			woken = ins.Queue
