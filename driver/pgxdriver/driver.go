@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/batch"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
@@ -39,9 +40,11 @@ type Driver struct {
 	err      error
 	noListen bool
 	vacuum   vacuumPolicy
-	combiner combiner
-	later    laterNotifier
-	q        *queries
+	// inserts combines small inserts on the pool (see
+	// [executor.insertPlain]).
+	inserts *batch.Queue[insertReq]
+	later   laterNotifier
+	q       *queries
 }
 
 // Option configures a [Driver].
@@ -105,6 +108,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 	if pool == nil {
 		d.setErr(errors.New("pgxdriver: New: nil *pgxpool.Pool"))
 	}
+	d.inserts = batch.New(maxCombined, insertSize, d.insertCombined)
 	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel())
 	return d
 }
