@@ -1,14 +1,13 @@
 package sqlitedriver
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
-	"sync"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/batch"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
@@ -27,15 +26,13 @@ type Driver struct {
 	// it.
 	err error
 	q   *queries
-	// writeSem serializes the writes this driver makes on its own handle:
-	// one token, taken by every write that does not run in a caller's
-	// transaction.
-	writeSem chan struct{}
-	// mu guards pending, the writes waiting for the token (see submit).
-	mu      sync.Mutex
-	pending []*writeReq
-	stmts   stmtCache
-	hub     hub
+	// writes serializes the writes this driver makes on its own handle:
+	// its token, the write token, is held by every write that does not
+	// run in a caller's transaction, and writes that wait for it are
+	// grouped (see [Driver.submit]).
+	writes *batch.Queue[writeReq]
+	stmts  stmtCache
+	hub    hub
 }
 
 // Option configures a [Driver].
@@ -66,11 +63,8 @@ func WithTable(name string) Option {
 // The driver never holds one connection while it waits for another, so a
 // handle limited to a single connection (db.SetMaxOpenConns(1)) works.
 func New(db *sql.DB, opts ...Option) *Driver {
-	d := &Driver{
-		db:       db,
-		table:    DefaultTable,
-		writeSem: make(chan struct{}, 1),
-	}
+	d := &Driver{db: db, table: DefaultTable}
+	d.writes = batch.New(maxGroup, nil, d.runWrites)
 	for _, opt := range opts {
 		opt(d)
 	}
@@ -105,24 +99,6 @@ func (d *Driver) Executor() driver.Executor {
 func (d *Driver) UnwrapExecutor(tx *sql.Tx) driver.Executor {
 	return &executor{d: d, tx: tx}
 }
-
-// lockWrite takes the driver's write token, or returns ctx's error if ctx
-// ends first.
-func (d *Driver) lockWrite(ctx context.Context) error {
-	select {
-	case d.writeSem <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case d.writeSem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (d *Driver) unlockWrite() { <-d.writeSem }
 
 var (
 	_ driver.Driver[*sql.Tx] = (*Driver)(nil)

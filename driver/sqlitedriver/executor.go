@@ -178,7 +178,7 @@ func (e *executor) writeTx(ctx context.Context, op string, queries []string, fn 
 			return wrapErr(ctx, op, err)
 		}
 	}
-	return wrapErr(ctx, op, e.d.submit(ctx, &writeReq{ctx: ctx, multi: queries != nil, fn: fn}))
+	return wrapErr(ctx, op, e.d.submit(ctx, queries != nil, fn))
 }
 
 // inTx runs fn in a new transaction on the handle and commits it if fn
