@@ -4,17 +4,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/batch"
+	"github.com/sluicehq/sluice/driver/internal/sqlident"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
 // otherwise.
 const DefaultTable = "sluice_jobs"
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Driver is a sluice driver over a SQLite database opened with
 // modernc.org/sqlite. It implements driver.Driver[*sql.Tx] and
@@ -47,8 +45,8 @@ type Option func(*Driver)
 // for itself (starting with "sqlite_") fail to migrate.
 func WithTable(name string) Option {
 	return func(d *Driver) {
-		if !identRE.MatchString(name) {
-			d.err = fmt.Errorf("sqlitedriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s", name, identRE)
+		if !sqlident.IsPlain(name) {
+			d.err = fmt.Errorf("sqlitedriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s", name, sqlident.PlainPattern)
 			return
 		}
 		d.table = name
