@@ -53,6 +53,19 @@ func (rec *recorder) ran() [][]int {
 	return rec.groups
 }
 
+// holdFirst returns a recorder that tells the first value of each group
+// on entered, a channel of room n, and holds the group that starts with 1
+// until gate is closed.
+func holdFirst(n int) (rec *recorder, gate chan struct{}) {
+	gate = make(chan struct{})
+	return &recorder{entered: make(chan int, n), gate: func(v int) <-chan struct{} {
+		if v == 1 {
+			return gate
+		}
+		return nil
+	}}, gate
+}
+
 // waitPending waits until n requests are in line.
 func waitPending[T any](t *testing.T, q *Queue[T], n int) {
 	t.Helper()
@@ -204,18 +217,11 @@ func TestLeaderHandsOver(t *testing.T) {
 	require.Equal(t, [][]int{{1}, {2}, {3}}, rec.ran())
 }
 
-// A leader runs the groups before its own, oldest first, and the caller
-// next in line for the lead is not stranded when the one before it gives
-// up.
-func TestLeaderRunsOlderGroupsAndNobodyIsStranded(t *testing.T) {
+// Groups run oldest first whoever leads, and the callers in line are not
+// stranded when one of them gives up.
+func TestGroupsRunOldestFirstAndNobodyIsStranded(t *testing.T) {
 	t.Parallel()
-	gate := make(chan struct{})
-	rec := &recorder{entered: make(chan int, 10), gate: func(v int) <-chan struct{} {
-		if v == 1 {
-			return gate
-		}
-		return nil
-	}}
+	rec, gate := holdFirst(10)
 	q := New(2, nil, rec.run)
 	res1 := call(q, t.Context(), 1)
 	require.Equal(t, 1, <-rec.entered)
@@ -281,13 +287,7 @@ func TestMaxGroupSize(t *testing.T) {
 // or for its context.
 func TestLock(t *testing.T) {
 	t.Parallel()
-	gate := make(chan struct{})
-	rec := &recorder{entered: make(chan int, 2), gate: func(v int) <-chan struct{} {
-		if v == 1 {
-			return gate
-		}
-		return nil
-	}}
+	rec, gate := holdFirst(2)
 	q := New(10, nil, rec.run)
 	res1 := call(q, t.Context(), 1)
 	<-rec.entered
