@@ -24,8 +24,8 @@ var errPanicked = errors.New("batch: the group's run panicked; the outcome is un
 // them.
 //
 // A request that arrives when nobody leads takes the token at once and
-// runs alone, without waiting. One that arrives while a leader runs waits
-// in line. A leader runs groups, oldest requests first, until its own
+// runs without waiting, alone unless others came with it. One that
+// arrives while a leader runs waits in line. A leader runs groups, oldest requests first, until its own
 // request has run, then gives the token back, and the caller that has
 // waited longest for it leads in turn: no caller works for others for
 // long, and no request is left in line with nobody to run it.

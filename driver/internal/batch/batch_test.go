@@ -438,3 +438,29 @@ func concurrentCallers(t *testing.T, maxSize int) {
 	require.NoError(t, q.Lock(ctx), "the token was given back")
 	t.Logf("%d of %d requests ran", len(ran), len(results))
 }
+
+// BenchmarkDo measures a request's own cost through the queue, with a run
+// function that does nothing: alone, and among callers that contend.
+func BenchmarkDo(b *testing.B) {
+	q := New(64, nil, func(group []*Request[int]) {
+		for _, r := range group {
+			r.Err = r.Ctx.Err()
+		}
+	})
+	ctx := b.Context()
+	b.Run("lone", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = q.Do(ctx, 1)
+		}
+	})
+	b.Run("contended", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(8)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_ = q.Do(ctx, 1)
+			}
+		})
+	})
+}
