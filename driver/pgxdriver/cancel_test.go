@@ -86,3 +86,26 @@ func TestForeignTx(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, driver.StatusCompleted, got.Status)
 }
+
+// A claim whose caller gives up while it runs must still hand back what it
+// claimed, or nothing: never jobs claimed by nobody who knows it.
+func TestClaimsUnderCancelledContextsStrandNothing(t *testing.T) {
+	t.Parallel()
+	d, pool, _ := newDriver(t)
+	ex := d.Executor()
+	_, err := ex.JobInsertMany(t.Context(), params(jobs(3000, "default")))
+	require.NoError(t, err)
+	returned := 0
+	for i := range 60 {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Duration(200+i*100)*time.Microsecond)
+		now := time.Now()
+		rows, _ := ex.JobClaim(ctx, &driver.JobClaimParams{ClientID: "c", Queue: "default", Topics: []string{"work"},
+			Limit: 50, Now: now, LockedUntil: now.Add(time.Minute)})
+		cancel()
+		returned += len(rows)
+	}
+	var processing int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM sluice_jobs WHERE status = 'processing'`).Scan(&processing))
+	require.Positive(t, processing, "some claims must have run")
+	require.Equal(t, processing, returned, "every claimed job was handed to a caller")
+}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/batch"
 )
 
 // maxCombined is the most jobs one combined insert carries.
@@ -17,105 +17,34 @@ const maxCombined = 1000
 
 // insertReq is one pool insert of plain jobs waiting to be combined.
 type insertReq struct {
-	ctx    context.Context
 	jobs   []*driver.JobInsert
 	queues []string
-
-	err  error
-	done chan struct{}
-	// lead is closed when the request is made the leader; taken is set,
-	// under combiner.mu, when a leader takes the request, and leader when it
-	// is made the leader.
-	lead   chan struct{}
-	taken  bool
-	leader bool
 }
 
-// combiner groups small inserts that arrive on the pool at the same time.
+// insertSize is an insert's share of maxCombined.
+func insertSize(r insertReq) int { return len(r.jobs) }
+
+// insertPlain inserts jobs, none with a unique key and fewer than
+// CopyThreshold, on the pool, and notifies queues, combined with other
+// callers' inserts.
 //
 // Most of a one-job enqueue's cost is per statement and per commit: the
 // round trip, planning, the notification, the WAL flush. So while one
 // insert runs, the inserts that arrive queue up, and then one caller (the
 // leader) runs everything queued as one statement and one commit. An
 // insert that arrives when nothing runs goes at once, alone. A leader leads
-// until its own insert is done, then hands the lead to the oldest insert
-// still queued, so no caller works for others for long. If a group's
-// statement is rejected for its data, each insert of it runs again on its
-// own, so one bad insert (a duplicate ID, say) fails only its own caller.
-type combiner struct {
-	mu      sync.Mutex
-	pending []*insertReq
-	leading bool
-}
-
-// insertPlain inserts jobs, none with a unique key and fewer than
-// CopyThreshold, on the pool, and notifies queues, combined with other
-// callers' inserts.
+// until its own insert is done, then hands the lead to the insert that has
+// waited longest, so no caller works for others for long (see
+// [batch.Queue]). If a group's statement is rejected for its data, each
+// insert of it runs again on its own, so one bad insert (a duplicate ID,
+// say) fails only its own caller.
 func (e *executor) insertPlain(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
-	c := &e.d.combiner
-	req := &insertReq{ctx: ctx, jobs: jobs, queues: queues, done: make(chan struct{}), lead: make(chan struct{})}
-	c.mu.Lock()
-	c.pending = append(c.pending, req)
-	if !c.leading {
-		c.leading = true
-		req.leader = true
-		close(req.lead)
-	}
-	c.mu.Unlock()
-	select {
-	case <-req.done:
-		return req.err
-	case <-req.lead:
-	case <-ctx.Done():
-		c.mu.Lock()
-		if !req.taken && !req.leader {
-			c.pending = slices.DeleteFunc(c.pending, func(r *insertReq) bool { return r == req })
-			c.mu.Unlock()
-			return ctx.Err()
-		}
-		leader := req.leader
-		c.mu.Unlock()
-		if !leader {
-			<-req.done // a leader is running it
-			return req.err
-		}
-	}
-	// req leads: run groups until its own is done, then hand over.
-	for !req.taken {
-		e.runGroup()
-	}
-	c.mu.Lock()
-	if len(c.pending) > 0 {
-		next := c.pending[0]
-		next.leader = true
-		close(next.lead)
-	} else {
-		c.leading = false
-	}
-	c.mu.Unlock()
-	return req.err
+	return e.d.inserts.Do(ctx, insertReq{jobs: jobs, queues: queues})
 }
 
-// runGroup runs the oldest inserts waiting, up to maxCombined jobs, as one
-// group. The caller leads, and its own insert is among those waiting.
-func (e *executor) runGroup() {
-	c := &e.d.combiner
-	c.mu.Lock()
-	var group []*insertReq
-	n := 0
-	for len(c.pending) > 0 && (len(group) == 0 || n+len(c.pending[0].jobs) <= maxCombined) {
-		req := c.pending[0]
-		c.pending = c.pending[1:]
-		req.taken = true
-		group = append(group, req)
-		n += len(req.jobs)
-	}
-	c.mu.Unlock()
-	defer func() {
-		for _, req := range group {
-			close(req.done)
-		}
-	}()
+// insertCombined runs a group of inserts taken from d.inserts, oldest
+// first, up to maxCombined jobs.
+func (d *Driver) insertCombined(group []*batch.Request[insertReq]) {
 	// Once sent, a statement runs to the end whatever happens to the
 	// callers' contexts, each checked just before: a context cancelled
 	// while the server commits would otherwise report a failure for jobs
@@ -123,17 +52,17 @@ func (e *executor) runGroup() {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	if len(group) == 1 {
-		if group[0].err = group[0].ctx.Err(); group[0].err == nil {
-			group[0].err = e.insertGroup(ctx, group[0].jobs, group[0].queues)
+		if group[0].Err = group[0].Ctx.Err(); group[0].Err == nil {
+			group[0].Err = d.insertGroup(ctx, group[0].Val.jobs, group[0].Val.queues)
 		}
 		return
 	}
 	var jobs []*driver.JobInsert
 	var queues []string
 	for _, req := range group {
-		if req.err = req.ctx.Err(); req.err == nil {
-			jobs = append(jobs, req.jobs...)
-			queues = append(queues, req.queues...)
+		if req.Err = req.Ctx.Err(); req.Err == nil {
+			jobs = append(jobs, req.Val.jobs...)
+			queues = append(queues, req.Val.queues...)
 		}
 	}
 	slices.Sort(queues)
@@ -141,7 +70,7 @@ func (e *executor) runGroup() {
 	if len(jobs) == 0 {
 		return
 	}
-	err := e.insertGroup(ctx, jobs, queues)
+	err := d.insertGroup(ctx, jobs, queues)
 	if err == nil {
 		return
 	}
@@ -153,25 +82,25 @@ func (e *executor) runGroup() {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || (!strings.HasPrefix(pgErr.Code, "22") && !strings.HasPrefix(pgErr.Code, "23")) {
 		for _, req := range group {
-			if req.err == nil {
-				req.err = err
+			if req.Err == nil {
+				req.Err = err
 			}
 		}
 		return
 	}
 	for _, req := range group {
-		if req.err == nil {
-			req.err = e.insertGroup(ctx, req.jobs, req.queues)
+		if req.Err == nil {
+			req.Err = d.insertGroup(ctx, req.Val.jobs, req.Val.queues)
 		}
 	}
 }
 
 // insertGroup inserts plain jobs, then has queues notified once the insert
 // has committed (see [Driver.notifyLater]).
-func (e *executor) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
-	if _, err := e.db.Exec(ctx, e.d.q.insertRows, insertArgs(jobs)...); err != nil {
+func (d *Driver) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
+	if _, err := d.pool.Exec(ctx, d.q.insertRows, insertArgs(jobs)...); err != nil {
 		return err
 	}
-	e.d.notifyLater(queues)
+	d.notifyLater(queues)
 	return nil
 }

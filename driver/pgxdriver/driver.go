@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/batch"
+	"github.com/sluicehq/sluice/driver/internal/sqlident"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
@@ -20,8 +21,6 @@ const DefaultTable = "sluice_jobs"
 // maxTableLen is the longest table name accepted: the longest index name
 // derived from it ("<table>_unique_key_idx") must fit Postgres's 63 bytes.
 const maxTableLen = 63 - len("_unique_key_idx")
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ErrListenDisabled is returned by [Driver.Listen] on a driver created with
 // [WithoutListen].
@@ -39,9 +38,11 @@ type Driver struct {
 	err      error
 	noListen bool
 	vacuum   vacuumPolicy
-	combiner combiner
-	later    laterNotifier
-	q        *queries
+	// inserts combines small inserts on the pool (see
+	// [executor.insertPlain]).
+	inserts *batch.Queue[insertReq]
+	later   laterNotifier
+	q       *queries
 }
 
 // Option configures a [Driver].
@@ -54,8 +55,8 @@ type Option func(*Driver)
 // with a digit); otherwise Migrate and every operation return an error.
 func WithSchema(name string) Option {
 	return func(d *Driver) {
-		if !identRE.MatchString(name) || len(name) > 63 {
-			d.setErr(fmt.Errorf("pgxdriver: WithSchema: invalid schema name %q: want a plain SQL identifier matching %s, at most 63 bytes", name, identRE))
+		if !sqlident.IsPlain(name) || len(name) > 63 {
+			d.setErr(fmt.Errorf("pgxdriver: WithSchema: invalid schema name %q: want a plain SQL identifier matching %s, at most 63 bytes", name, sqlident.PlainPattern))
 			return
 		}
 		d.schema = name
@@ -70,8 +71,8 @@ func WithSchema(name string) Option {
 // otherwise Migrate and every operation return an error.
 func WithTable(name string) Option {
 	return func(d *Driver) {
-		if !identRE.MatchString(name) || len(name) > maxTableLen {
-			d.setErr(fmt.Errorf("pgxdriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s, at most %d bytes", name, identRE, maxTableLen))
+		if !sqlident.IsPlain(name) || len(name) > maxTableLen {
+			d.setErr(fmt.Errorf("pgxdriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s, at most %d bytes", name, sqlident.PlainPattern, maxTableLen))
 			return
 		}
 		d.table = name
@@ -105,6 +106,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 	if pool == nil {
 		d.setErr(errors.New("pgxdriver: New: nil *pgxpool.Pool"))
 	}
+	d.inserts = batch.New(maxCombined, insertSize, d.insertCombined)
 	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel())
 	return d
 }

@@ -2,12 +2,12 @@ package pgxdriver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sluicehq/sluice/driver/internal/operr"
 )
 
 // dbtx is what the driver runs statements on: the pool or a caller's
@@ -148,14 +148,8 @@ func (e *executor) atomic(ctx context.Context, fn func(db dbtx) error) error {
 	return tx.Commit(settle)
 }
 
-// wrapErr prefixes err with the operation. If ctx has ended, the result also
-// matches ctx's error, whatever pgx reported.
+// wrapErr prefixes err with the driver and the operation, and makes it
+// match ctx's error if ctx has ended (see [operr.Wrap]).
 func wrapErr(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("pgxdriver: %s: %w: %w", op, ctxErr, err)
-	}
-	return fmt.Errorf("pgxdriver: %s: %w", op, err)
+	return operr.Wrap(ctx, "pgxdriver", op, err)
 }

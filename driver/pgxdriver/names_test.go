@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 )
 
@@ -36,22 +35,4 @@ func TestNames(t *testing.T) {
 	a := pgxdriver.New(nil, pgxdriver.WithSchema(long), pgxdriver.WithTable(longTable)).Channel()
 	b := pgxdriver.New(nil, pgxdriver.WithSchema(long), pgxdriver.WithTable(longTable[1:]+"u")).Channel()
 	require.NotEqual(t, a, b)
-}
-
-// TestFinalizeInvalidID checks that an item whose ID is not a UUID matches
-// nothing, and the rest of the batch is finalized.
-func TestFinalizeInvalidID(t *testing.T) {
-	t.Parallel()
-	d, _, _ := newDriver(t)
-	ctx := t.Context()
-	_, err := d.Executor().JobInsertMany(ctx, params(jobs(1, "default")))
-	require.NoError(t, err)
-	rows := claim(t, d, "c", 1)
-	matched, err := d.Executor().JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{
-		{ID: "bogus", Attempt: 1, LockedBy: "c", Status: driver.StatusCompleted},
-		{ID: rows[0].ID, Attempt: 1, LockedBy: "c", AttemptedAt: rows[0].AttemptedAt, Status: driver.StatusCompleted,
-			FinalizedAt: rows[0].AttemptedAt},
-	}})
-	require.NoError(t, err)
-	require.Equal(t, []bool{false, true}, matched)
 }

@@ -1,21 +1,18 @@
 package sqlitedriver
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
-	"sync"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/batch"
+	"github.com/sluicehq/sluice/driver/internal/sqlident"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
 // otherwise.
 const DefaultTable = "sluice_jobs"
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Driver is a sluice driver over a SQLite database opened with
 // modernc.org/sqlite. It implements driver.Driver[*sql.Tx] and
@@ -27,15 +24,13 @@ type Driver struct {
 	// it.
 	err error
 	q   *queries
-	// writeSem serializes the writes this driver makes on its own handle:
-	// one token, taken by every write that does not run in a caller's
-	// transaction.
-	writeSem chan struct{}
-	// mu guards pending, the writes waiting for the token (see submit).
-	mu      sync.Mutex
-	pending []*writeReq
-	stmts   stmtCache
-	hub     hub
+	// writes serializes the writes this driver makes on its own handle:
+	// its token, the write token, is held by every write that does not
+	// run in a caller's transaction, and writes that wait for it are
+	// grouped (see [Driver.submit]).
+	writes *batch.Queue[writeReq]
+	stmts  stmtCache
+	hub    hub
 }
 
 // Option configures a [Driver].
@@ -50,8 +45,8 @@ type Option func(*Driver)
 // for itself (starting with "sqlite_") fail to migrate.
 func WithTable(name string) Option {
 	return func(d *Driver) {
-		if !identRE.MatchString(name) {
-			d.err = fmt.Errorf("sqlitedriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s", name, identRE)
+		if !sqlident.IsPlain(name) {
+			d.err = fmt.Errorf("sqlitedriver: WithTable: invalid table name %q: want a plain SQL identifier matching %s", name, sqlident.PlainPattern)
 			return
 		}
 		d.table = name
@@ -66,11 +61,8 @@ func WithTable(name string) Option {
 // The driver never holds one connection while it waits for another, so a
 // handle limited to a single connection (db.SetMaxOpenConns(1)) works.
 func New(db *sql.DB, opts ...Option) *Driver {
-	d := &Driver{
-		db:       db,
-		table:    DefaultTable,
-		writeSem: make(chan struct{}, 1),
-	}
+	d := &Driver{db: db, table: DefaultTable}
+	d.writes = batch.New(maxGroup, nil, d.runWrites)
 	for _, opt := range opts {
 		opt(d)
 	}
@@ -105,24 +97,6 @@ func (d *Driver) Executor() driver.Executor {
 func (d *Driver) UnwrapExecutor(tx *sql.Tx) driver.Executor {
 	return &executor{d: d, tx: tx}
 }
-
-// lockWrite takes the driver's write token, or returns ctx's error if ctx
-// ends first.
-func (d *Driver) lockWrite(ctx context.Context) error {
-	select {
-	case d.writeSem <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case d.writeSem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (d *Driver) unlockWrite() { <-d.writeSem }
 
 var (
 	_ driver.Driver[*sql.Tx] = (*Driver)(nil)

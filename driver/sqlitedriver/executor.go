@@ -3,9 +3,9 @@ package sqlitedriver
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"sync/atomic"
+
+	"github.com/sluicehq/sluice/driver/internal/operr"
 )
 
 // executor implements driver.Executor over the driver's handle (tx nil) or
@@ -178,7 +178,7 @@ func (e *executor) writeTx(ctx context.Context, op string, queries []string, fn 
 			return wrapErr(ctx, op, err)
 		}
 	}
-	return wrapErr(ctx, op, e.d.submit(ctx, &writeReq{ctx: ctx, multi: queries != nil, fn: fn}))
+	return wrapErr(ctx, op, e.d.submit(ctx, queries != nil, fn))
 }
 
 // inTx runs fn in a new transaction on the handle and commits it if fn
@@ -195,15 +195,8 @@ func (d *Driver) inTx(ctx context.Context, fn func(r runner) error) error {
 	return tx.Commit()
 }
 
-// wrapErr prefixes err with the operation. If ctx has ended, the result also
-// matches ctx's error, whatever SQLite or database/sql reported (an
-// interrupted statement, a transaction already rolled back).
+// wrapErr prefixes err with the driver and the operation, and makes it
+// match ctx's error if ctx has ended (see [operr.Wrap]).
 func wrapErr(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("sqlitedriver: %s: %w: %w", op, ctxErr, err)
-	}
-	return fmt.Errorf("sqlitedriver: %s: %w", op, err)
+	return operr.Wrap(ctx, "sqlitedriver", op, err)
 }

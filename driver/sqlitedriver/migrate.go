@@ -34,11 +34,11 @@ func (d *Driver) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sqlitedriver: migrate: %w", err)
 	}
-	if err := d.lockWrite(ctx); err != nil {
+	if err := d.writes.Lock(ctx); err != nil {
 		return wrapErr(ctx, "migrate", err)
 	}
 	err = d.migrate(ctx, ms)
-	d.unlockWrite()
+	d.writes.Unlock()
 	if err != nil {
 		return wrapErr(ctx, "migrate", err)
 	}
