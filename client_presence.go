@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // ClientInfo is a started client as it records itself: its ID (the
@@ -62,7 +62,7 @@ func (c *Client[TTx]) record(ctx context.Context, row *driver.ClientRow) {
 // present refreshes row every HeartbeatInterval until ctx ends, and then
 // deletes it. Start records it first, before any job is claimed.
 func (c *Client[TTx]) present(ctx context.Context, row *driver.ClientRow) {
-	lease.Every(ctx, c.cfg.HeartbeatInterval, func() { c.record(ctx, row) })
+	tick.Every(ctx, c.cfg.HeartbeatInterval, func() { c.record(ctx, row) })
 	forget, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := c.exec.ClientForget(forget, &driver.ClientForgetParams{ID: row.ID}); err != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // revokeInterval is how often a client asks the database whether it still
@@ -138,7 +138,7 @@ func (c *Client[TTx]) revoke(id string) {
 // running jobs the client still holds, and revokes the others: they were
 // cancelled or deleted, or taken back after the lease expired.
 func (c *Client[TTx]) watchRevoked(ctx context.Context, r *run) {
-	lease.Every(ctx, revokeInterval, func() {
+	tick.Every(ctx, revokeInterval, func() {
 		ids := r.running.ids()
 		if len(ids) == 0 {
 			return

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/internal/fetcher"
 	"github.com/sluicehq/sluice/internal/lease"
 	"github.com/sluicehq/sluice/internal/pool"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // stopGrace is how long, after a job's context is cancelled, the client
@@ -118,7 +119,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	r.maintWG.Go(func() { c.clean(r.maintCtx) })
 	r.maintWG.Go(func() { c.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
-		lease.Every(r.maintCtx, c.cfg.ProgressInterval, func() { c.writeProgress(r.maintCtx, r) })
+		tick.Every(r.maintCtx, c.cfg.ProgressInterval, func() { c.writeProgress(r.maintCtx, r) })
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, c.exec, c.cfg.RescueInterval, c.cfg.Clock, c.cfg.Logger,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // Defaults of Retention, from the original design.
@@ -75,7 +75,7 @@ func (c *Client[TTx]) clean(ctx context.Context) {
 	keeps := map[JobStatus]time.Duration{
 		StatusCompleted: r.Completed, StatusFailed: r.Failed, StatusCancelled: r.Cancelled,
 	}
-	lease.Every(ctx, r.Interval, func() {
+	tick.Every(ctx, r.Interval, func() {
 		for status, keep := range keeps {
 			if keep == KeepForever {
 				continue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // Heartbeat extends the leases of the jobs held returns, processing under
@@ -18,7 +19,7 @@ import (
 func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, held func() []string,
 	interval, lease time.Duration, clock func() time.Time, logger *slog.Logger,
 ) {
-	every(ctx, interval, false, func() {
+	tick.Every(ctx, interval, func() {
 		ids := held()
 		if len(ids) == 0 {
 			return
@@ -44,7 +45,7 @@ const rescueLimit = 1000
 func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
 	clock func() time.Time, logger *slog.Logger, rescued func(row *driver.JobRow),
 ) {
-	every(ctx, interval, true, func() {
+	tick.NowAndEvery(ctx, interval, func() {
 		for ctx.Err() == nil {
 			now := clock()
 			rows, err := exec.JobRescue(ctx, &driver.JobRescueParams{
@@ -68,22 +69,4 @@ func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
 			}
 		}
 	})
-}
-
-// every calls fn once per interval until ctx ends, and once at the start
-// if immediate.
-func every(ctx context.Context, interval time.Duration, immediate bool, fn func()) {
-	if immediate {
-		fn()
-	}
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			fn()
-		}
-	}
 }
