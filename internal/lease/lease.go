@@ -11,11 +11,14 @@ import (
 	"github.com/sluicehq/sluice/internal/tick"
 )
 
-// Heartbeat extends the leases of the jobs held returns, processing under
-// clientID, once per interval until ctx ends. held must return every job
-// the client runs or has an outcome of still to write, and no other: a job
-// the client no longer knows it holds (its outcome given up on, or
-// forgotten by a crashed server) is left to expire and be rescued.
+// Heartbeat, once per interval until ctx ends, asks held for the IDs of
+// the jobs the client holds and extends their leases to lease from now, if
+// they are still processing under clientID; when held returns none, it
+// writes nothing. held must return every job the client runs or has an
+// outcome of still to write, and no other: a job the client no longer knows
+// it holds (its outcome given up on, or forgotten by a crashed server) is
+// left to expire and be rescued. A failed extension is logged and tried
+// again at the next beat.
 func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, held func() []string,
 	interval, lease time.Duration, clock func() time.Time, logger *slog.Logger,
 ) {
