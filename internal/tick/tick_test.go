@@ -9,37 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sluicehq/sluice/internal/exectest"
 	"github.com/sluicehq/sluice/internal/tick"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// run starts loop in a goroutine and returns a function that cancels its
-// context and waits for it to return.
-func run(t *testing.T, loop func(ctx context.Context)) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		loop(ctx)
-	}()
-	stop = func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the loop did not return after its context ended")
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 func TestEveryCallsAgainAndAgainUntilTheContextEnds(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	stop := run(t, func(ctx context.Context) {
+	stop := exectest.Background(t, func(ctx context.Context) {
 		tick.Every(ctx, time.Millisecond, func() { calls.Add(1) })
 	})
 	require.Eventually(t, func() bool { return calls.Load() >= 3 }, 5*time.Second, time.Millisecond)
@@ -52,7 +31,7 @@ func TestEveryCallsAgainAndAgainUntilTheContextEnds(t *testing.T) {
 func TestEveryWaitsOneIntervalBeforeTheFirstCall(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	stop := run(t, func(ctx context.Context) {
+	stop := exectest.Background(t, func(ctx context.Context) {
 		tick.Every(ctx, time.Hour, func() { calls.Add(1) })
 	})
 	time.Sleep(10 * time.Millisecond)
@@ -63,7 +42,7 @@ func TestEveryWaitsOneIntervalBeforeTheFirstCall(t *testing.T) {
 func TestNowAndEveryCallsAtOnceThenEveryInterval(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	stop := run(t, func(ctx context.Context) {
+	stop := exectest.Background(t, func(ctx context.Context) {
 		tick.NowAndEvery(ctx, time.Hour, func() { calls.Add(1) })
 	})
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
@@ -71,7 +50,7 @@ func TestNowAndEveryCallsAtOnceThenEveryInterval(t *testing.T) {
 	require.Equal(t, int64(1), calls.Load(), "the next call waits an interval")
 
 	var later atomic.Int64
-	run(t, func(ctx context.Context) {
+	exectest.Background(t, func(ctx context.Context) {
 		tick.NowAndEvery(ctx, time.Millisecond, func() { later.Add(1) })
 	})
 	require.Eventually(t, func() bool { return later.Load() >= 3 }, 5*time.Second, time.Millisecond)
@@ -92,7 +71,7 @@ func TestCallsNeverOverlap(t *testing.T) {
 	t.Parallel()
 	var running, overlaps, calls atomic.Int64
 	slow := make(chan struct{})
-	stop := run(t, func(ctx context.Context) {
+	stop := exectest.Background(t, func(ctx context.Context) {
 		tick.Every(ctx, time.Millisecond, func() {
 			if running.Add(1) > 1 {
 				overlaps.Add(1)
