@@ -29,9 +29,11 @@ import (
 	"github.com/sluicehq/sluice/internal/dbtest"
 )
 
-// The topic and queue of the jobs a DB inserts.
+// The jobs a DB inserts.
 const (
+	// Topic is the topic of the jobs a DB inserts.
 	Topic = "work"
+	// Queue is the queue of the jobs a DB inserts.
 	Queue = "default"
 )
 
@@ -255,6 +257,7 @@ func (l *Logs) Count(parts ...string) int {
 	return n
 }
 
+// containsAll reports whether s contains every one of parts.
 func containsAll(s string, parts []string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {

@@ -125,184 +125,187 @@ var burstAfterStart = slices.Concat(idleAfterStart, []step{
 	{1 * sec, claimed(0, nil), "poll at 1.001s"},
 })
 
-func TestPacer(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		poll  time.Duration // a minute when zero
-		steps []step
-	}{
-		{name: "claims for every slot at once", steps: []step{
-			{0, next(4), "claim 4"},
-		}},
-		{name: "a claim that is not full waits for the poll timer", steps: []step{
-			{0, next(4), "claim 4"},
-			{0, claimed(3, nil), "poll at 1m0s"},
-			{1 * ms, next(4), "idle"},
-			{1 * minute, polled(), ""},
-			{1 * minute, next(4), "claim 4"},
-		}},
-		{name: "a due claim waits for a free slot and takes only the free ones", steps: slices.Concat(idleAfterStart, []step{
+// pacerTests are the pacer's transitions, each a trace from a new pacer of
+// four slots.
+var pacerTests = []struct {
+	name  string
+	poll  time.Duration // a minute when zero
+	steps []step
+}{
+	{name: "claims for every slot at once", steps: []step{
+		{0, next(4), "claim 4"},
+	}},
+	{name: "a claim that is not full waits for the poll timer", steps: []step{
+		{0, next(4), "claim 4"},
+		{0, claimed(3, nil), "poll at 1m0s"},
+		{1 * ms, next(4), "idle"},
+		{1 * minute, polled(), ""},
+		{1 * minute, next(4), "claim 4"},
+	}},
+	{name: "a due claim waits for a free slot and takes only the free ones", steps: slices.Concat(idleAfterStart, []step{
+		{1 * sec, woken(true), ""},
+		{1 * sec, next(0), "idle"},
+		{2 * sec, next(1), "claim 1"},
+	})},
+	{name: "a poll with no slot free claims once one frees", steps: []step{
+		{0, next(4), "claim 4"},
+		{0, claimed(3, nil), "poll at 1m0s"},
+		{1 * minute, polled(), ""},
+		{1 * minute, next(0), "idle"},
+		{1*minute + 5*ms, next(2), "claim 2"},
+	}},
+	{name: "a full claim claims again at once when all slots are free", steps: slices.Concat(hotAfterStart, []step{
+		{0, next(0), "idle"},
+		{5 * ms, next(4), "claim 4"},
+	})},
+	{name: "a full claim of fewer than all slots is hot too", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(1), "gather until 6ms"},
+		{6 * ms, gathered(), ""},
+		{6 * ms, next(1), "claim 1"},
+		{6 * ms, claimed(1, nil), "poll at 1m0.006s"},
+		{7 * ms, next(1), "gather until 8ms"},
+	})},
+	{name: "a hot loop gathers freed slots and claims once all are free", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(1), "gather until 6ms"},
+		{5*ms + 300*time.Microsecond, next(2), "idle"},
+		{5*ms + 400*time.Microsecond, woken(true), ""},
+		{5*ms + 400*time.Microsecond, next(2), "idle"},
+		{5*ms + 800*time.Microsecond, next(4), "claim 4"},
+	})},
+	{name: "a gathering that times out claims for the slots free", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(1), "gather until 6ms"},
+		{5*ms + 500*time.Microsecond, next(3), "idle"},
+		{6 * ms, gathered(), ""},
+		{6 * ms, next(3), "claim 3"},
+		{6 * ms, claimed(2, nil), "poll at 1m0.006s"},
+		{7 * ms, next(4), "idle"},
+	})},
+	{name: "a gather timer left from a gathering that ended in a claim changes nothing", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(1), "gather until 6ms"},
+		{5*ms + 500*time.Microsecond, next(4), "claim 4"},
+		{5*ms + 500*time.Microsecond, claimed(4, nil), "poll at 1m0.0055s"},
+		{6 * ms, gathered(), ""},
+		{7 * ms, next(1), "gather until 8ms"},
+	})},
+	{name: "a claim that is not full ends the hot run", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(4), "claim 4"},
+		{5 * ms, claimed(1, nil), "poll at 1m0.005s"},
+		{6 * ms, next(4), "idle"},
+		{6 * ms, woken(true), ""},
+		{6 * ms, next(3), "claim 3"},
+	})},
+	{name: "a failed claim is retried after a second at most", steps: []step{
+		{0, next(4), "claim 4"},
+		{0, claimed(0, errClaim), "poll at 1s"},
+		{1 * ms, next(4), "idle"},
+		{1 * sec, polled(), ""},
+		{1 * sec, next(4), "claim 4"},
+	}},
+	{name: "a failed claim is retried after a poll interval shorter than a second", poll: 100 * ms, steps: []step{
+		{0, next(4), "claim 4"},
+		{0, claimed(0, errClaim), "poll at 100ms"},
+	}},
+	{name: "a failed claim ends the hot run", steps: slices.Concat(hotAfterStart, []step{
+		{5 * ms, next(4), "claim 4"},
+		{5 * ms, claimed(0, errClaim), "poll at 1.005s"},
+		{6 * ms, next(1), "idle"},
+	})},
+	{name: "a committed wake-up claims at once and starts no burst", steps: slices.Concat(idleAfterStart, []step{
+		{1 * sec, woken(true), ""},
+		{1 * sec, next(4), "claim 4"},
+		{1 * sec, claimed(0, nil), "poll at 1m1s"},
+	})},
+	{name: "an uncommitted wake-up re-polls on the burst schedule, then waits for the poll", steps: slices.Concat(
+		burstAfterStart,
+		emptyPoll(1001*ms, "poll at 1.003s"),
+		emptyPoll(1003*ms, "poll at 1.008s"),
+		emptyPoll(1008*ms, "poll at 1.018s"),
+		emptyPoll(1018*ms, "poll at 1.043s"),
+		emptyPoll(1043*ms, "poll at 1.093s"),
+		emptyPoll(1093*ms, "poll at 1.193s"),
+		emptyPoll(1193*ms, "poll at 1.443s"),
+		emptyPoll(1443*ms, "poll at 1m1.443s"),
+	)},
+	{name: "a claim that finds jobs ends the burst", steps: slices.Concat(
+		burstAfterStart,
+		[]step{
+			{1001 * ms, polled(), ""},
+			{1001 * ms, next(4), "claim 4"},
+			{1001 * ms, claimed(2, nil), "poll at 1m1.001s"},
+		},
+		emptyPoll(1*minute+1001*ms, "poll at 2m1.001s"),
+	)},
+	{name: "an uncommitted wake-up mid-burst starts the burst over", steps: slices.Concat(
+		burstAfterStart,
+		emptyPoll(1001*ms, "poll at 1.003s"),
+		[]step{
+			{1002 * ms, woken(false), ""},
+			{1002 * ms, next(4), "claim 4"},
+			{1002 * ms, claimed(0, nil), "poll at 1.003s"},
+		},
+		emptyPoll(1003*ms, "poll at 1.005s"),
+	)},
+	{name: "a committed wake-up mid-burst leaves the burst where it was", steps: slices.Concat(
+		burstAfterStart,
+		[]step{
 			{1 * sec, woken(true), ""},
-			{1 * sec, next(0), "idle"},
-			{2 * sec, next(1), "claim 1"},
-		})},
-		{name: "a poll with no slot free claims once one frees", steps: []step{
-			{0, next(4), "claim 4"},
-			{0, claimed(3, nil), "poll at 1m0s"},
-			{1 * minute, polled(), ""},
-			{1 * minute, next(0), "idle"},
-			{1*minute + 5*ms, next(2), "claim 2"},
-		}},
-		{name: "a full claim claims again at once when all slots are free", steps: slices.Concat(hotAfterStart, []step{
-			{0, next(0), "idle"},
-			{5 * ms, next(4), "claim 4"},
-		})},
-		{name: "a full claim of fewer than all slots is hot too", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(1), "gather until 6ms"},
-			{6 * ms, gathered(), ""},
-			{6 * ms, next(1), "claim 1"},
-			{6 * ms, claimed(1, nil), "poll at 1m0.006s"},
-			{7 * ms, next(1), "gather until 8ms"},
-		})},
-		{name: "a hot loop gathers freed slots and claims once all are free", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(1), "gather until 6ms"},
-			{5*ms + 300*time.Microsecond, next(2), "idle"},
-			{5*ms + 400*time.Microsecond, woken(true), ""},
-			{5*ms + 400*time.Microsecond, next(2), "idle"},
-			{5*ms + 800*time.Microsecond, next(4), "claim 4"},
-		})},
-		{name: "a gathering that times out claims for the slots free", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(1), "gather until 6ms"},
-			{5*ms + 500*time.Microsecond, next(3), "idle"},
-			{6 * ms, gathered(), ""},
-			{6 * ms, next(3), "claim 3"},
-			{6 * ms, claimed(2, nil), "poll at 1m0.006s"},
-			{7 * ms, next(4), "idle"},
-		})},
-		{name: "a gather timer left from a gathering that ended in a claim changes nothing", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(1), "gather until 6ms"},
-			{5*ms + 500*time.Microsecond, next(4), "claim 4"},
-			{5*ms + 500*time.Microsecond, claimed(4, nil), "poll at 1m0.0055s"},
-			{6 * ms, gathered(), ""},
-			{7 * ms, next(1), "gather until 8ms"},
-		})},
-		{name: "a claim that is not full ends the hot run", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(4), "claim 4"},
-			{5 * ms, claimed(1, nil), "poll at 1m0.005s"},
-			{6 * ms, next(4), "idle"},
-			{6 * ms, woken(true), ""},
-			{6 * ms, next(3), "claim 3"},
-		})},
-		{name: "a failed claim is retried after a second at most", steps: []step{
-			{0, next(4), "claim 4"},
-			{0, claimed(0, errClaim), "poll at 1s"},
-			{1 * ms, next(4), "idle"},
-			{1 * sec, polled(), ""},
 			{1 * sec, next(4), "claim 4"},
-		}},
-		{name: "a failed claim is retried after a poll interval shorter than a second", poll: 100 * ms, steps: []step{
-			{0, next(4), "claim 4"},
-			{0, claimed(0, errClaim), "poll at 100ms"},
-		}},
-		{name: "a failed claim ends the hot run", steps: slices.Concat(hotAfterStart, []step{
-			{5 * ms, next(4), "claim 4"},
-			{5 * ms, claimed(0, errClaim), "poll at 1.005s"},
-			{6 * ms, next(1), "idle"},
-		})},
-		{name: "a committed wake-up claims at once and starts no burst", steps: slices.Concat(idleAfterStart, []step{
-			{1 * sec, woken(true), ""},
-			{1 * sec, next(4), "claim 4"},
-			{1 * sec, claimed(0, nil), "poll at 1m1s"},
-		})},
-		{name: "an uncommitted wake-up re-polls on the burst schedule, then waits for the poll", steps: slices.Concat(
-			burstAfterStart,
-			emptyPoll(1001*ms, "poll at 1.003s"),
-			emptyPoll(1003*ms, "poll at 1.008s"),
-			emptyPoll(1008*ms, "poll at 1.018s"),
-			emptyPoll(1018*ms, "poll at 1.043s"),
-			emptyPoll(1043*ms, "poll at 1.093s"),
-			emptyPoll(1093*ms, "poll at 1.193s"),
-			emptyPoll(1193*ms, "poll at 1.443s"),
-			emptyPoll(1443*ms, "poll at 1m1.443s"),
-		)},
-		{name: "a claim that finds jobs ends the burst", steps: slices.Concat(
-			burstAfterStart,
-			[]step{
-				{1001 * ms, polled(), ""},
-				{1001 * ms, next(4), "claim 4"},
-				{1001 * ms, claimed(2, nil), "poll at 1m1.001s"},
-			},
-			emptyPoll(1*minute+1001*ms, "poll at 2m1.001s"),
-		)},
-		{name: "an uncommitted wake-up mid-burst starts the burst over", steps: slices.Concat(
-			burstAfterStart,
-			emptyPoll(1001*ms, "poll at 1.003s"),
-			[]step{
-				{1002 * ms, woken(false), ""},
-				{1002 * ms, next(4), "claim 4"},
-				{1002 * ms, claimed(0, nil), "poll at 1.003s"},
-			},
-			emptyPoll(1003*ms, "poll at 1.005s"),
-		)},
-		{name: "a committed wake-up mid-burst leaves the burst where it was", steps: slices.Concat(
-			burstAfterStart,
-			[]step{
-				{1 * sec, woken(true), ""},
-				{1 * sec, next(4), "claim 4"},
-				{1 * sec, claimed(0, nil), "poll at 1.002s"},
-			},
-			emptyPoll(1002*ms, "poll at 1.007s"),
-		)},
-		{name: "a failed claim leaves the burst where it was", steps: slices.Concat(
-			burstAfterStart,
-			[]step{
-				{1001 * ms, polled(), ""},
-				{1001 * ms, next(4), "claim 4"},
-				{1001 * ms, claimed(0, errClaim), "poll at 2.001s"},
-			},
-			emptyPoll(2001*ms, "poll at 2.003s"),
-		)},
-		{name: "a wake-up time before the poll timer moves it, a later one does not", steps: slices.Concat(idleAfterStart, []step{
+			{1 * sec, claimed(0, nil), "poll at 1.002s"},
+		},
+		emptyPoll(1002*ms, "poll at 1.007s"),
+	)},
+	{name: "a failed claim leaves the burst where it was", steps: slices.Concat(
+		burstAfterStart,
+		[]step{
+			{1001 * ms, polled(), ""},
+			{1001 * ms, next(4), "claim 4"},
+			{1001 * ms, claimed(0, errClaim), "poll at 2.001s"},
+		},
+		emptyPoll(2001*ms, "poll at 2.003s"),
+	)},
+	{name: "a wake-up time before the poll timer moves it, a later one does not", steps: slices.Concat(idleAfterStart, []step{
+		{0, wakeAt(10 * sec), "poll at 10s"},
+		{0, wakeAt(20 * sec), "poll stays"},
+		{0, wakeAt(10 * sec), "poll stays"},
+		{0, wakeAt(5 * sec), "poll at 5s"},
+		{0, wakes(), "wakes 5s 10s 10s 20s"},
+	})},
+	{name: "a wake-up time before the first claim is remembered for the claim's schedule", steps: []step{
+		{0, wakeAt(10 * sec), "poll stays"},
+		{0, next(4), "claim 4"},
+		{0, claimed(0, nil), "poll at 10s"},
+	}},
+	{name: "a claim polls again no later than the earliest wake-up time", steps: slices.Concat(
+		idleAfterStart,
+		[]step{
 			{0, wakeAt(10 * sec), "poll at 10s"},
 			{0, wakeAt(20 * sec), "poll stays"},
-			{0, wakeAt(10 * sec), "poll stays"},
-			{0, wakeAt(5 * sec), "poll at 5s"},
-			{0, wakes(), "wakes 5s 10s 10s 20s"},
-		})},
-		{name: "a wake-up time before the first claim is remembered for the claim's schedule", steps: []step{
-			{0, wakeAt(10 * sec), "poll stays"},
-			{0, next(4), "claim 4"},
-			{0, claimed(0, nil), "poll at 10s"},
-		}},
-		{name: "a claim polls again no later than the earliest wake-up time", steps: slices.Concat(
-			idleAfterStart,
-			[]step{
-				{0, wakeAt(10 * sec), "poll at 10s"},
-				{0, wakeAt(20 * sec), "poll stays"},
-			},
-			emptyPoll(10*sec, "poll at 20s"),
-			emptyPoll(20*sec, "poll at 1m20s"),
-		)},
-		{name: "a wake-up time cuts a burst step short", steps: slices.Concat(
-			idleAfterStart,
-			[]step{
-				{1 * sec, wakeAt(1*sec + 500*time.Microsecond), "poll at 1.0005s"},
-				{1 * sec, woken(false), ""},
-				{1 * sec, next(4), "claim 4"},
-				{1 * sec, claimed(0, nil), "poll at 1.0005s"},
-			},
-		)},
-		{name: "the poll timer forgets the wake-up times that have passed, and only those", steps: slices.Concat(idleAfterStart, []step{
-			{0, wakeAt(1 * sec), "poll at 1s"},
-			{0, wakeAt(3 * sec), "poll stays"},
-			{0, wakeAt(2 * sec), "poll stays"},
-			{0, wakeAt(2 * sec), "poll stays"},
-			{2 * sec, polled(), ""},
-			{2 * sec, wakes(), "wakes 3s"},
-		})},
-	}
-	for _, tt := range tests {
+		},
+		emptyPoll(10*sec, "poll at 20s"),
+		emptyPoll(20*sec, "poll at 1m20s"),
+	)},
+	{name: "a wake-up time cuts a burst step short", steps: slices.Concat(
+		idleAfterStart,
+		[]step{
+			{1 * sec, wakeAt(1*sec + 500*time.Microsecond), "poll at 1.0005s"},
+			{1 * sec, woken(false), ""},
+			{1 * sec, next(4), "claim 4"},
+			{1 * sec, claimed(0, nil), "poll at 1.0005s"},
+		},
+	)},
+	{name: "the poll timer forgets the wake-up times that have passed, and only those", steps: slices.Concat(idleAfterStart, []step{
+		{0, wakeAt(1 * sec), "poll at 1s"},
+		{0, wakeAt(3 * sec), "poll stays"},
+		{0, wakeAt(2 * sec), "poll stays"},
+		{0, wakeAt(2 * sec), "poll stays"},
+		{2 * sec, polled(), ""},
+		{2 * sec, wakes(), "wakes 3s"},
+	})},
+}
+
+func TestPacer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range pacerTests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			poll := tt.poll
