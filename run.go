@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/internal/completer"
 	"github.com/sluicehq/sluice/internal/fetcher"
 	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/tick"
 	"github.com/sluicehq/sluice/internal/pool"
 )
 
@@ -139,7 +140,7 @@ func (r *run) start(ctx context.Context, d any) {
 	r.maintWG.Go(func() { r.clean(r.maintCtx) })
 	r.maintWG.Go(func() { r.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
-		lease.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
+		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)

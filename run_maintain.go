@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/lease"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // The loops a run keeps beside its claim loops, each on its own interval:
@@ -24,7 +24,7 @@ const revokeInterval = time.Second
 // running jobs the run still holds, and revokes the others: they were
 // cancelled or deleted, or taken back after the lease expired.
 func (r *run) watchRevoked(ctx context.Context) {
-	lease.Every(ctx, revokeInterval, func() {
+	tick.Every(ctx, revokeInterval, func() {
 		ids := r.running.ids()
 		if len(ids) == 0 {
 			return
@@ -112,7 +112,7 @@ func (r *run) record(ctx context.Context, row *driver.ClientRow) {
 // present refreshes row every HeartbeatInterval until ctx ends, and then
 // deletes it. Start records it first, before any job is claimed.
 func (r *run) present(ctx context.Context, row *driver.ClientRow) {
-	lease.Every(ctx, r.cfg.HeartbeatInterval, func() { r.record(ctx, row) })
+	tick.Every(ctx, r.cfg.HeartbeatInterval, func() { r.record(ctx, row) })
 	forget, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := r.exec.ClientForget(forget, &driver.ClientForgetParams{ID: row.ID}); err != nil {
@@ -130,7 +130,7 @@ func (r *run) clean(ctx context.Context) {
 	keeps := map[JobStatus]time.Duration{
 		StatusCompleted: ret.Completed, StatusFailed: ret.Failed, StatusCancelled: ret.Cancelled,
 	}
-	lease.Every(ctx, ret.Interval, func() {
+	tick.Every(ctx, ret.Interval, func() {
 		for status, keep := range keeps {
 			if keep == KeepForever {
 				continue

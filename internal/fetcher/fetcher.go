@@ -6,7 +6,6 @@ package fetcher
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -28,24 +27,6 @@ type Config struct {
 	// Done must be called once the job's slot is free again.
 	Start func(row *driver.JobRow)
 }
-
-// burst is the schedule of quick re-polls after a wake-up for jobs
-// enqueued in a transaction that had not committed yet: the commit usually
-// follows within milliseconds, and waiting a whole poll interval for it
-// would add latency for nothing.
-var burst = [...]time.Duration{
-	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond,
-	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
-	100 * time.Millisecond, 250 * time.Millisecond,
-}
-
-// coalesce is how long a hot claim loop (one whose last claim was full, so
-// that more jobs are likely waiting) may wait for all its slots to free
-// before claiming for fewer. Claiming one job per freed slot makes many tiny
-// claims, each a write transaction; waiting for the slots makes few full
-// ones, and the cap bounds how long a freed slot can idle behind slower
-// jobs.
-const coalesce = time.Millisecond
 
 // Fetcher claims jobs of one queue.
 type Fetcher struct {
@@ -109,95 +90,43 @@ func (f *Fetcher) WakeAt(t time.Time) {
 }
 
 // Run claims and starts jobs until ctx ends. It does not wait for started
-// jobs.
+// jobs. When to claim, and how many, is the pacer's to decide; Run does the
+// claiming and keeps the timers.
 func (f *Fetcher) Run(ctx context.Context) {
+	p := newPacer(f.cfg.MaxWorkers, f.cfg.PollInterval)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	// wakes are the times callers asked to be woken at, earliest first; a
-	// reschedule never postpones past the first.
-	var deadline time.Time
-	var wakes []time.Time
-	schedule := func(at time.Time) {
-		if len(wakes) > 0 && wakes[0].Before(at) {
-			at = wakes[0]
-		}
-		deadline = at
-		timer.Reset(time.Until(at))
-	}
-	due, step := true, len(burst)
-	hot := false // the last claim was full
 	gather := time.NewTimer(0)
 	defer gather.Stop()
-	gathering := false
 	for {
-		if free := f.cfg.MaxWorkers - f.Running(); due && free > 0 {
-			if hot && free < f.cfg.MaxWorkers && !gathering {
-				gathering = true
-				gather.Reset(coalesce)
-			} else if !hot || free >= f.cfg.MaxWorkers || !gathering {
-				gathering = false
-				n, err := f.claim(ctx, free)
-				if ctx.Err() != nil {
-					return
-				}
-				hot = err == nil && n == free
-				due = hot
-				switch {
-				case err != nil:
-					schedule(time.Now().Add(min(f.cfg.PollInterval, time.Second)))
-				case n > 0:
-					step = len(burst)
-					schedule(time.Now().Add(f.cfg.PollInterval))
-				case step < len(burst):
-					schedule(time.Now().Add(burst[step]))
-					step++
-				default:
-					schedule(time.Now().Add(f.cfg.PollInterval))
-				}
-				continue
+		switch d := p.next(time.Now(), f.cfg.MaxWorkers-f.Running()); d.action {
+		case claimNow:
+			n, err := f.claim(ctx, d.limit)
+			if ctx.Err() != nil {
+				return
 			}
+			timer.Reset(time.Until(p.claimed(time.Now(), n, err)))
+			continue
+		case startGather:
+			gather.Reset(time.Until(d.at))
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.freed:
 		case <-gather.C:
-			if gathering {
-				gathering, hot = false, false
-			}
+			p.gathered()
 		case committed := <-f.wake:
-			due = true
-			if !committed {
-				step = 0
-			}
+			p.woken(committed)
 		case <-timer.C:
-			due = true
-			now := time.Now()
-			for len(wakes) > 0 && !wakes[0].After(now) {
-				wakes = wakes[1:]
-			}
+			p.polled(time.Now())
 		case at := <-f.wakeAt:
 			at = time.Now().Add(at.Sub(f.cfg.Clock())) // from the client's clock to the timer's
-			wakes = addWake(wakes, at)
-			if at.Before(deadline) {
-				schedule(at)
+			if deadline, ok := p.wakeAt(at); ok {
+				timer.Reset(time.Until(deadline))
 			}
 		}
 	}
-}
-
-// maxWakes bounds the wake-up times a fetcher remembers; beyond it the
-// latest are dropped and found by polling.
-const maxWakes = 256
-
-// addWake inserts at into wakes, kept sorted and at most maxWakes long.
-func addWake(wakes []time.Time, at time.Time) []time.Time {
-	i, _ := slices.BinarySearchFunc(wakes, at, time.Time.Compare)
-	wakes = slices.Insert(wakes, i, at)
-	if len(wakes) > maxWakes {
-		wakes = wakes[:maxWakes]
-	}
-	return wakes
 }
 
 // claimTimeout bounds one claim.

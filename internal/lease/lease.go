@@ -8,17 +8,21 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
-// Heartbeat extends the leases of the jobs held returns, processing under
-// clientID, once per interval until ctx ends. held must return every job
-// the client runs or has an outcome of still to write, and no other: a job
-// the client no longer knows it holds (its outcome given up on, or
-// forgotten by a crashed server) is left to expire and be rescued.
+// Heartbeat, once per interval until ctx ends, asks held for the IDs of
+// the jobs the client holds and extends their leases to lease from now, if
+// they are still processing under clientID; when held returns none, it
+// writes nothing. held must return every job the client runs or has an
+// outcome of still to write, and no other: a job the client no longer knows
+// it holds (its outcome given up on, or forgotten by a crashed server) is
+// left to expire and be rescued. A failed extension is logged and tried
+// again at the next beat.
 func Heartbeat(ctx context.Context, exec driver.Executor, clientID string, held func() []string,
 	interval, lease time.Duration, clock func() time.Time, logger *slog.Logger,
 ) {
-	every(ctx, interval, false, func() {
+	tick.Every(ctx, interval, func() {
 		ids := held()
 		if len(ids) == 0 {
 			return
@@ -44,7 +48,7 @@ const rescueLimit = 1000
 func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
 	clock func() time.Time, logger *slog.Logger, rescued func(row *driver.JobRow),
 ) {
-	every(ctx, interval, true, func() {
+	tick.NowAndEvery(ctx, interval, func() {
 		for ctx.Err() == nil {
 			now := clock()
 			rows, err := exec.JobRescue(ctx, &driver.JobRescueParams{
@@ -68,22 +72,4 @@ func Rescue(ctx context.Context, exec driver.Executor, interval time.Duration,
 			}
 		}
 	})
-}
-
-// every calls fn once per interval until ctx ends, and once at the start
-// if immediate.
-func every(ctx context.Context, interval time.Duration, immediate bool, fn func()) {
-	if immediate {
-		fn()
-	}
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			fn()
-		}
-	}
 }
