@@ -93,10 +93,13 @@ func (c *Completer) loop() {
 	defer timer.Stop()
 	in := c.in
 	for in != nil || len(retries) > 0 {
+		// Giving up matters only to retries: listening for it without any
+		// would spin once it has happened.
 		var due <-chan time.Time
+		var giveUp <-chan struct{}
 		if len(retries) > 0 {
 			timer.Reset(time.Until(earliest(retries)))
-			due = timer.C
+			due, giveUp = timer.C, c.giveUp.Done()
 		}
 		select {
 		case first, ok := <-in:
@@ -109,10 +112,8 @@ func (c *Completer) loop() {
 			retries = append(retries, c.failed(c.write(batch))...)
 		case <-due:
 			retries = c.retryDue(retries)
-		case <-c.giveUp.Done():
-			if len(retries) > 0 {
-				retries = c.retryDue(retries) // gives everything up
-			}
+		case <-giveUp:
+			retries = c.retryDue(retries) // gives everything up
 		}
 	}
 }
