@@ -3,8 +3,6 @@ package sluice_test
 import (
 	"context"
 	"database/sql"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -40,27 +38,10 @@ func newBundle(t *testing.T) *bundle {
 	return &bundle{db: db, driver: d, exec: d.Executor()}
 }
 
-// client returns a client over the bundle's database; if it has workers it
-// is started, and stopped at cleanup.
+// client returns a client over the bundle's database; see startClient.
 func (b *bundle) client(t *testing.T, cfg *sluice.Config) *sluice.Client[*sql.Tx] {
 	t.Helper()
-	if cfg == nil {
-		cfg = &sluice.Config{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	c, err := sluice.NewClient(b.driver, cfg)
-	require.NoError(t, err)
-	if cfg.Workers != nil {
-		require.NoError(t, c.Start(t.Context()))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			require.NoError(t, c.Stop(ctx))
-		})
-	}
-	return c
+	return startClient(t, b.driver, cfg)
 }
 
 // count returns how many jobs the table holds.
@@ -72,7 +53,7 @@ func (b *bundle) count(t *testing.T) int {
 }
 
 // waitFor polls the job until it reaches status and returns it.
-func waitFor(t *testing.T, c *sluice.Client[*sql.Tx], id string, status sluice.JobStatus) *sluice.JobRow {
+func waitFor[TTx any](t *testing.T, c *sluice.Client[TTx], id string, status sluice.JobStatus) *sluice.JobRow {
 	t.Helper()
 	var row *sluice.JobRow
 	require.Eventually(t, func() bool {
