@@ -2,8 +2,6 @@ package sluice_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,44 +10,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// bundle is one test's database and driver.
-type bundle struct {
-	db     *sql.DB
-	driver *sqlitedriver.Driver
-	exec   driver.Executor
-}
-
-func newBundle(t *testing.T) *bundle {
-	t.Helper()
-	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	_, err = db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, job_id TEXT)`)
-	require.NoError(t, err)
-	d := sqlitedriver.New(db)
-	return &bundle{db: db, driver: d, exec: d.Executor()}
-}
-
-// client returns a client over the bundle's database; see startClient.
-func (b *bundle) client(t *testing.T, cfg *sluice.Config) *sluice.Client[*sql.Tx] {
-	t.Helper()
-	return startClient(t, b.driver, cfg)
-}
-
-// count returns how many jobs the table holds.
-func (b *bundle) count(t *testing.T) int {
-	t.Helper()
-	var n int
-	require.NoError(t, b.db.QueryRow(`SELECT count(*) FROM sluice_jobs`).Scan(&n))
-	return n
 }
 
 // waitFor polls the job until it reaches status and returns it.
