@@ -71,7 +71,7 @@ const (
 	countOrders = `SELECT count(*) FROM orders WHERE ref = ?`
 )
 
-func sqliteKit(t *testing.T) *kit[*sql.Tx] {
+func sqliteKit(t testing.TB) *kit[*sql.Tx] {
 	t.Helper()
 	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func sqliteArgs(args []any) []any {
 	return out
 }
 
-func postgresKit(t *testing.T) *kit[pgx.Tx] {
+func postgresKit(t testing.TB) *kit[pgx.Tx] {
 	t.Helper()
 	pool, schema := dbtest.Pool(t)
 	_, err := pool.Exec(t.Context(), `CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ref text)`)
