@@ -166,11 +166,13 @@ func testHeartbeatKeepsALiveJobFromBeingTakenOver[TTx any](t *testing.T, k *kit[
 	runs := make(chan int, 10)
 	cfg := func() *sluice.Config {
 		return &sluice.Config{
-			LeaseDuration: 200 * time.Millisecond, HeartbeatInterval: 40 * time.Millisecond,
+			// Under -race on a busy machine one claim or heartbeat can
+			// take 300 ms, so a lease leaves that much room.
+			LeaseDuration: 500 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
 			RescueInterval: 20 * time.Millisecond,
 			Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
 				runs <- job.Attempt
-				time.Sleep(time.Second) // five leases long
+				time.Sleep(1500 * time.Millisecond) // three leases long
 				return nil
 			}),
 		}
