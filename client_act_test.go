@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -24,8 +25,11 @@ func requireConflict(t *testing.T, err error, status sluice.JobStatus) {
 
 func TestCancelPendingJob(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testCancelPendingJob[*sql.Tx], testCancelPendingJob[pgx.Tx])
+}
+
+func testCancelPendingJob[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 
@@ -46,20 +50,18 @@ func TestCancelPendingJob(t *testing.T) {
 
 func TestCancelTxCommitsWithTheTransaction(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testCancelTxCommitsWithTheTransaction[*sql.Tx], testCancelTxCommitsWithTheTransaction[pgx.Tx])
+}
+
+func testCancelTxCommitsWithTheTransaction[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	for _, commit := range []bool{false, true} {
-		tx, err := b.db.BeginTx(t.Context(), nil)
-		require.NoError(t, err)
+		tx := k.tx(t)
 		_, err = c.CancelTx(t.Context(), tx, res.Job.ID)
 		require.NoError(t, err)
-		if commit {
-			require.NoError(t, tx.Commit())
-		} else {
-			require.NoError(t, tx.Rollback())
-		}
+		k.end(t, tx, commit)
 		got, err := c.Get(t.Context(), res.Job.ID)
 		require.NoError(t, err)
 		want := sluice.StatusPending
@@ -68,9 +70,10 @@ func TestCancelTxCommitsWithTheTransaction(t *testing.T) {
 		}
 		require.Equal(t, want, got.Status, "commit %v", commit)
 	}
-	_, err = c.CancelTx(t.Context(), nil, res.Job.ID)
+	var nilTx TTx
+	_, err = c.CancelTx(t.Context(), nilTx, res.Job.ID)
 	require.ErrorIs(t, err, sluice.ErrNilTx)
-	_, err = c.RequeueManyTx(t.Context(), nil, &sluice.JobFilter{Topics: []string{"note"}})
+	_, err = c.RequeueManyTx(t.Context(), nilTx, &sluice.JobFilter{Topics: []string{"note"}})
 	require.ErrorIs(t, err, sluice.ErrNilTx)
 }
 
@@ -88,13 +91,16 @@ func blockingWorkers(started chan<- string, causes chan<- error) *sluice.Workers
 
 func TestCancelRunningJobStopsItsWorker(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	started, causes := make(chan string, 2), make(chan error, 2)
-	c := b.client(t, &sluice.Config{Workers: blockingWorkers(started, causes)})
-	// Another client on the same database, as another process would be.
-	other := b.client(t, nil)
+	onBothDrivers(t, testCancelRunningJobStopsItsWorker[*sql.Tx], testCancelRunningJobStopsItsWorker[pgx.Tx])
+}
 
-	for _, canceller := range []*sluice.Client[*sql.Tx]{c, other} {
+func testCancelRunningJobStopsItsWorker[TTx any](t *testing.T, k *kit[TTx]) {
+	started, causes := make(chan string, 2), make(chan error, 2)
+	c := k.client(t, &sluice.Config{Workers: blockingWorkers(started, causes)})
+	// Another client on the same database, as another process would be.
+	other := k.client(t, nil)
+
+	for _, canceller := range []*sluice.Client[TTx]{c, other} {
 		res, err := canceller.Enqueue(t.Context(), noteArgs{}, nil)
 		require.NoError(t, err)
 		require.Equal(t, res.Job.ID, <-started)
@@ -118,10 +124,13 @@ func TestCancelRunningJobStopsItsWorker(t *testing.T) {
 
 func TestRequeueFailedJobRunsAgain(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testRequeueFailedJobRunsAgain[*sql.Tx], testRequeueFailedJobRunsAgain[pgx.Tx])
+}
+
+func testRequeueFailedJobRunsAgain[TTx any](t *testing.T, k *kit[TTx]) {
 	var fail atomic.Bool
 	fail.Store(true)
-	c := b.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+	c := k.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 		if fail.Load() {
 			return errors.New("boom")
 		}
@@ -152,9 +161,12 @@ func TestRequeueFailedJobRunsAgain(t *testing.T) {
 
 func TestRetryNowAndDelete(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testRetryNowAndDelete[*sql.Tx], testRetryNowAndDelete[pgx.Tx])
+}
+
+func testRetryNowAndDelete[TTx any](t *testing.T, k *kit[TTx]) {
 	started, causes := make(chan string, 1), make(chan error, 1)
-	c := b.client(t, &sluice.Config{Workers: blockingWorkers(started, causes)})
+	c := k.client(t, &sluice.Config{Workers: blockingWorkers(started, causes)})
 	later, err := c.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 
@@ -177,8 +189,11 @@ func TestRetryNowAndDelete(t *testing.T) {
 
 func TestBulkActionsByFilter(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testBulkActionsByFilter[*sql.Tx], testBulkActionsByFilter[pgx.Tx])
+}
+
+func testBulkActionsByFilter[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	hour := time.Now().Add(time.Hour)
 	var notes []string
 	for range 3 {
@@ -198,7 +213,7 @@ func TestBulkActionsByFilter(t *testing.T) {
 		_, err := c.DeleteMany(t.Context(), f)
 		require.ErrorIs(t, err, sluice.ErrInvalidFilter, name)
 	}
-	require.Equal(t, 4, b.count(t), "nothing deleted")
+	require.Equal(t, 4, k.count(t), "nothing deleted")
 
 	notesOnly := &sluice.JobFilter{Topics: []string{"note"}}
 	rows, err := c.RetryNowMany(t.Context(), notesOnly)
@@ -213,5 +228,5 @@ func TestBulkActionsByFilter(t *testing.T) {
 	rows, err = c.DeleteMany(t.Context(), &sluice.JobFilter{Topics: []string{"other"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{other.Job.ID}, idsOf(rows))
-	require.Equal(t, 3, b.count(t))
+	require.Equal(t, 3, k.count(t))
 }

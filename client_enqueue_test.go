@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -36,8 +37,11 @@ func (emptyTopicArgs) Topic() string { return "" }
 
 func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{MaxPayloadBytes: 1000})
+	onBothDrivers(t, testEnqueueRejectsBadInputAndWritesNothing[*sql.Tx], testEnqueueRejectsBadInputAndWritesNothing[pgx.Tx])
+}
+
+func testEnqueueRejectsBadInputAndWritesNothing[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{MaxPayloadBytes: 1000})
 	tests := []struct {
 		name string
 		args sluice.JobArgs
@@ -62,11 +66,10 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 			_, err := c.Enqueue(t.Context(), tt.args, tt.opts)
 			require.ErrorIs(t, err, tt.is)
 
-			tx, err := b.db.BeginTx(t.Context(), nil)
-			require.NoError(t, err)
+			tx := k.tx(t)
 			_, err = c.EnqueueTx(t.Context(), tx, tt.args, tt.opts)
 			require.ErrorIs(t, err, tt.is)
-			require.NoError(t, tx.Commit())
+			k.end(t, tx, true)
 
 			_, err = c.EnqueueMany(t.Context(), []sluice.EnqueueParams{{Args: noteArgs{}}, {Args: tt.args, Options: tt.opts}})
 			require.ErrorIs(t, err, tt.is)
@@ -81,12 +84,13 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 	require.ErrorAs(t, err, &optsErr)
 	require.Equal(t, "MaxRetries", optsErr.Field)
 
-	_, err = c.EnqueueTx(t.Context(), nil, noteArgs{}, nil)
+	var nilTx TTx
+	_, err = c.EnqueueTx(t.Context(), nilTx, noteArgs{}, nil)
 	require.ErrorIs(t, err, sluice.ErrNilTx)
-	_, err = c.EnqueueManyTx(t.Context(), nil, []sluice.EnqueueParams{{Args: noteArgs{}}})
+	_, err = c.EnqueueManyTx(t.Context(), nilTx, []sluice.EnqueueParams{{Args: noteArgs{}}})
 	require.ErrorIs(t, err, sluice.ErrNilTx)
 
-	require.Zero(t, b.count(t), "rejected input must write nothing")
+	require.Zero(t, k.count(t), "rejected input must write nothing")
 
 	// The text \u0000 (a backslash, then u0000) is not a NUL character.
 	_, err = c.Enqueue(t.Context(), bigArgs{S: `\u0000`}, nil)
@@ -95,8 +99,11 @@ func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 
 func TestEnqueueStoresOptions(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{Queues: map[string]sluice.QueueConfig{"mail": {}, sluice.QueueDefault: {}}})
+	onBothDrivers(t, testEnqueueStoresOptions[*sql.Tx], testEnqueueStoresOptions[pgx.Tx])
+}
+
+func testEnqueueStoresOptions[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{Queues: map[string]sluice.QueueConfig{"mail": {}, sluice.QueueDefault: {}}})
 	runAt := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
 	res, err := c.Enqueue(t.Context(), noteArgs{N: 7}, &sluice.EnqueueOptions{
 		RunAt: runAt, Queue: "mail", Priority: -3, MaxRetries: 9, UniqueKey: "k",
@@ -128,10 +135,13 @@ func TestEnqueueStoresOptions(t *testing.T) {
 
 func TestWorkerMaxRetriesAppliesWhenOptionsAreSilent(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testWorkerMaxRetriesAppliesWhenOptionsAreSilent[*sql.Tx], testWorkerMaxRetriesAppliesWhenOptionsAreSilent[pgx.Tx])
+}
+
+func testWorkerMaxRetriesAppliesWhenOptionsAreSilent[TTx any](t *testing.T, k *kit[TTx]) {
 	w := sluice.NewWorkers()
 	sluice.AddWorker(w, &fussyWorker{})
-	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: w})
+	c, err := sluice.NewClient(k.driver, &sluice.Config{Workers: w})
 	require.NoError(t, err)
 	res, err := c.Enqueue(t.Context(), fussyArgs{}, nil)
 	require.NoError(t, err)
@@ -156,25 +166,22 @@ func (*fussyWorker) Work(context.Context, *sluice.Job[fussyArgs]) error {
 
 func TestEnqueueTxCommitsOrRollsBackWithTheCaller(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testEnqueueTxCommitsOrRollsBackWithTheCaller[*sql.Tx], testEnqueueTxCommitsOrRollsBackWithTheCaller[pgx.Tx])
+}
+
+func testEnqueueTxCommitsOrRollsBackWithTheCaller[TTx any](t *testing.T, k *kit[TTx]) {
 	ran := make(chan int, 10)
-	c := b.client(t, &sluice.Config{Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
+	c := k.client(t, &sluice.Config{Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
 		ran <- job.Args.N
 		return nil
 	})})
 
 	inTx := func(commit bool, n int) string {
-		tx, err := b.db.BeginTx(t.Context(), nil)
-		require.NoError(t, err)
-		_, err = tx.Exec(`INSERT INTO orders (id) VALUES (?)`, n)
-		require.NoError(t, err)
+		tx := k.tx(t)
+		require.NoError(t, k.order(t.Context(), tx, strconv.Itoa(n)))
 		res, err := c.EnqueueTx(t.Context(), tx, noteArgs{N: n}, nil)
 		require.NoError(t, err)
-		if commit {
-			require.NoError(t, tx.Commit())
-		} else {
-			require.NoError(t, tx.Rollback())
-		}
+		k.end(t, tx, commit)
 		return res.Job.ID
 	}
 	rolledBack := inTx(false, 1)
@@ -183,16 +190,18 @@ func TestEnqueueTxCommitsOrRollsBackWithTheCaller(t *testing.T) {
 	require.Equal(t, 2, <-ran)
 	_, err := c.Get(t.Context(), rolledBack)
 	require.ErrorIs(t, err, sluice.ErrNotFound)
-	var orders int
-	require.NoError(t, b.db.QueryRow(`SELECT count(*) FROM orders`).Scan(&orders))
-	require.Equal(t, 1, orders)
+	require.Zero(t, k.orders(t, "1"), "the rolled back order")
+	require.Equal(t, 1, k.orders(t, "2"), "the committed order")
 	require.Empty(t, ran)
 }
 
 func TestEnqueueManyInOrderAllOrNone(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testEnqueueManyInOrderAllOrNone[*sql.Tx], testEnqueueManyInOrderAllOrNone[pgx.Tx])
+}
+
+func testEnqueueManyInOrderAllOrNone[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	params := make([]sluice.EnqueueParams, 50)
 	for i := range params {
 		params[i] = sluice.EnqueueParams{Args: noteArgs{N: i}}
@@ -211,14 +220,13 @@ func TestEnqueueManyInOrderAllOrNone(t *testing.T) {
 		require.False(t, r.Duplicate)
 		require.JSONEq(t, `{"n":`+strconv.Itoa(i)+`}`, string(r.Job.Payload))
 	}
-	require.Equal(t, 49, b.count(t))
+	require.Equal(t, 49, k.count(t))
 
-	tx, err := b.db.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
+	tx := k.tx(t)
 	_, err = c.EnqueueManyTx(t.Context(), tx, params[:5])
 	require.NoError(t, err)
-	require.NoError(t, tx.Rollback())
-	require.Equal(t, 49, b.count(t))
+	k.end(t, tx, false)
+	require.Equal(t, 49, k.count(t))
 
 	empty, err := c.EnqueueMany(t.Context(), nil)
 	require.NoError(t, err)
@@ -227,8 +235,11 @@ func TestEnqueueManyInOrderAllOrNone(t *testing.T) {
 
 func TestUniqueKeyReturnsTheLiveJob(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testUniqueKeyReturnsTheLiveJob[*sql.Tx], testUniqueKeyReturnsTheLiveJob[pgx.Tx])
+}
+
+func testUniqueKeyReturnsTheLiveJob[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	first, err := c.Enqueue(t.Context(), noteArgs{N: 1}, &sluice.EnqueueOptions{UniqueKey: "daily"})
 	require.NoError(t, err)
 	second, err := c.Enqueue(t.Context(), noteArgs{N: 2}, &sluice.EnqueueOptions{UniqueKey: "daily"})
@@ -237,19 +248,18 @@ func TestUniqueKeyReturnsTheLiveJob(t *testing.T) {
 	require.Equal(t, first.Job.ID, second.Job.ID)
 	require.JSONEq(t, `{"n":1}`, string(second.Job.Payload))
 
-	tx, err := b.db.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
+	tx := k.tx(t)
 	third, err := c.EnqueueTx(t.Context(), tx, noteArgs{N: 3}, &sluice.EnqueueOptions{UniqueKey: "daily"})
 	require.NoError(t, err)
-	require.NoError(t, tx.Commit())
+	k.end(t, tx, true)
 	require.True(t, third.Duplicate)
-	require.Equal(t, 1, b.count(t))
+	require.Equal(t, 1, k.count(t))
 }
 
 func TestInsertOnlyClient(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c, err := sluice.NewClient(b.driver, nil)
+	k := sqliteKit(t)
+	c, err := sluice.NewClient(k.driver, nil)
 	require.NoError(t, err)
 	_, err = c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
@@ -259,7 +269,7 @@ func TestInsertOnlyClient(t *testing.T) {
 
 func TestNewClientValidatesConfig(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	k := sqliteKit(t)
 	tests := []struct {
 		field string
 		cfg   sluice.Config
@@ -280,7 +290,7 @@ func TestNewClientValidatesConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {
-			_, err := sluice.NewClient(b.driver, &tt.cfg)
+			_, err := sluice.NewClient(k.driver, &tt.cfg)
 			require.ErrorIs(t, err, sluice.ErrInvalidConfig)
 			var cfgErr *sluice.ConfigError
 			require.ErrorAs(t, err, &cfgErr)

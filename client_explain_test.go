@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
 // explainer returns a function that requires c's explanation of a job to
 // give a reason and contain some words.
-func explainer(t *testing.T, c *sluice.Client[*sql.Tx]) func(id string, want sluice.ExplainReason, words ...string) {
+func explainer[TTx any](t *testing.T, c *sluice.Client[TTx]) func(id string, want sluice.ExplainReason, words ...string) {
 	return func(id string, want sluice.ExplainReason, words ...string) {
 		t.Helper()
 		ex, err := c.Explain(t.Context(), id)
@@ -31,10 +31,13 @@ func explainer(t *testing.T, c *sluice.Client[*sql.Tx]) func(id string, want slu
 
 func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	operator := b.client(t, nil)
+	onBothDrivers(t, testExplainSaysWhatHoldsAJob[*sql.Tx], testExplainSaysWhatHoldsAJob[pgx.Tx])
+}
+
+func testExplainSaysWhatHoldsAJob[TTx any](t *testing.T, k *kit[TTx]) {
+	operator := k.client(t, nil)
 	explain := explainer(t, operator)
-	enqueue := func(c *sluice.Client[*sql.Tx], args sluice.JobArgs, opts *sluice.EnqueueOptions) string {
+	enqueue := func(c *sluice.Client[TTx], args sluice.JobArgs, opts *sluice.EnqueueOptions) string {
 		t.Helper()
 		res, err := c.Enqueue(t.Context(), args, opts)
 		require.NoError(t, err)
@@ -52,7 +55,7 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 
 	// A job held by a client that never recorded itself.
 	ghost := enqueue(operator, otherArgs{}, nil)
-	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+	claimed, err := k.exec.JobClaim(t.Context(), &driver.JobClaimParams{
 		ClientID: "ghost", Queue: "default", Topics: []string{"other"}, Limit: 1,
 		Now: time.Now(), LockedUntil: time.Now().Add(time.Minute),
 	})
@@ -62,7 +65,7 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 
 	// One worker, blocked on the first job it gets; failures retry later.
 	release := make(chan struct{})
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		Queues: map[string]sluice.QueueConfig{"default": {MaxWorkers: 1}},
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			switch job.Args.N {
@@ -110,17 +113,17 @@ func TestExplainSaysWhatHoldsAJob(t *testing.T) {
 
 func TestExplainCountsFreeWorkers(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	// The operator enqueues through a driver of its own, so that the
-	// worker's client is not woken and leaves due jobs to its next poll.
-	operator, err := sluice.NewClient(sqlitedriver.New(b.db), &sluice.Config{Logger: quiet})
-	require.NoError(t, err)
+	onBothDrivers(t, testExplainCountsFreeWorkers[*sql.Tx], testExplainCountsFreeWorkers[pgx.Tx])
+}
+
+func testExplainCountsFreeWorkers[TTx any](t *testing.T, k *kit[TTx]) {
+	operator := k.client(t, nil)
 	explain := explainer(t, operator)
 
 	// A client recorded as earlier versions did, without worker counts:
 	// whether one of its workers is free cannot be known.
 	now := time.Now()
-	require.NoError(t, b.exec.ClientRecord(t.Context(), &driver.ClientRecordParams{Client: driver.ClientRow{
+	require.NoError(t, k.exec.ClientRecord(t.Context(), &driver.ClientRecordParams{Client: driver.ClientRow{
 		ID: "old", Host: "h", PID: 1, Topics: []string{"other"}, Queues: []string{"default"}, StartedAt: now, SeenAt: now,
 	}}))
 	res, err := operator.Enqueue(t.Context(), otherArgs{}, nil)
@@ -131,7 +134,9 @@ func TestExplainCountsFreeWorkers(t *testing.T) {
 	// it starts shows that its first poll is done: after that, it sleeps.
 	probe, err := operator.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
-	worker := b.client(t, &sluice.Config{
+	// The worker's client hears of no enqueue, so that it leaves due jobs
+	// to its next poll.
+	worker := startClient(t, k.deaf(), &sluice.Config{
 		PollInterval: time.Hour,
 		Queues:       map[string]sluice.QueueConfig{"default": {MaxWorkers: 2}},
 		Workers:      workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),

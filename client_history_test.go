@@ -2,9 +2,11 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -12,9 +14,12 @@ import (
 
 func TestFailedJobExplainsItself(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testFailedJobExplainsItself[*sql.Tx], testFailedJobExplainsItself[pgx.Tx])
+}
+
+func testFailedJobExplainsItself[TTx any](t *testing.T, k *kit[TTx]) {
 	holders := make(chan string, 2)
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		RetryPolicy: quickRetry{},
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			holders <- job.LockedBy
@@ -49,9 +54,12 @@ func TestFailedJobExplainsItself(t *testing.T) {
 
 func TestCompletedJobKeepsItsLastAttempt(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testCompletedJobKeepsItsLastAttempt[*sql.Tx], testCompletedJobKeepsItsLastAttempt[pgx.Tx])
+}
+
+func testCompletedJobKeepsItsLastAttempt[TTx any](t *testing.T, k *kit[TTx]) {
 	holders := make(chan string, 1)
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			holders <- job.LockedBy
 			return nil
@@ -68,9 +76,12 @@ func TestCompletedJobKeepsItsLastAttempt(t *testing.T) {
 
 func TestHistoryListsEveryAttempt(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testHistoryListsEveryAttempt[*sql.Tx], testHistoryListsEveryAttempt[pgx.Tx])
+}
+
+func testHistoryListsEveryAttempt[TTx any](t *testing.T, k *kit[TTx]) {
 	running, release := make(chan struct{}), make(chan struct{})
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		RetryPolicy: quickRetry{},
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			switch job.Attempt {

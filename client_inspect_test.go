@@ -2,12 +2,14 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -15,8 +17,11 @@ import (
 
 func TestListPagesByCursorAndOffset(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testListPagesByCursorAndOffset[*sql.Tx], testListPagesByCursorAndOffset[pgx.Tx])
+}
+
+func testListPagesByCursorAndOffset[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	var ids []string
 	for i := range 25 {
 		var args sluice.JobArgs = noteArgs{N: i}
@@ -77,11 +82,12 @@ func idsOf(rows []*sluice.JobRow) []string {
 
 func TestListTxSeesItsOwnJobs(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
-	tx, err := b.db.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
-	defer tx.Rollback()
+	onBothDrivers(t, testListTxSeesItsOwnJobs[*sql.Tx], testListTxSeesItsOwnJobs[pgx.Tx])
+}
+
+func testListTxSeesItsOwnJobs[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
+	tx := k.tx(t)
 	res, err := c.EnqueueTx(t.Context(), tx, noteArgs{}, nil)
 	require.NoError(t, err)
 	page, err := c.ListTx(t.Context(), tx, nil)
@@ -90,18 +96,22 @@ func TestListTxSeesItsOwnJobs(t *testing.T) {
 	st, err := c.StatsTx(t.Context(), tx, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, st.ByStatus[sluice.StatusPending])
-	require.NoError(t, tx.Rollback())
+	k.end(t, tx, false)
 
-	_, err = c.ListTx(t.Context(), nil, nil)
+	var nilTx TTx
+	_, err = c.ListTx(t.Context(), nilTx, nil)
 	require.ErrorIs(t, err, sluice.ErrNilTx)
-	_, err = c.StatsTx(t.Context(), nil, nil)
+	_, err = c.StatsTx(t.Context(), nilTx, nil)
 	require.ErrorIs(t, err, sluice.ErrNilTx)
 }
 
 func TestListAndStatsRejectBadFilters(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, nil)
+	onBothDrivers(t, testListAndStatsRejectBadFilters[*sql.Tx], testListAndStatsRejectBadFilters[pgx.Tx])
+}
+
+func testListAndStatsRejectBadFilters[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, nil)
 	_, err := c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	page, err := c.List(t.Context(), &sluice.ListFilter{Limit: 1, Order: sluice.NewestFirst})
@@ -147,14 +157,17 @@ func TestListAndStatsRejectBadFilters(t *testing.T) {
 		_, err := c.Stats(t.Context(), f)
 		require.ErrorIs(t, err, sluice.ErrInvalidFilter, name)
 	}
-	require.Equal(t, 2, b.count(t), "nothing was written")
+	require.Equal(t, 2, k.count(t), "nothing was written")
 }
 
 func TestStatsSumsUpOutcomes(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testStatsSumsUpOutcomes[*sql.Tx], testStatsSumsUpOutcomes[pgx.Tx])
+}
+
+func testStatsSumsUpOutcomes[TTx any](t *testing.T, k *kit[TTx]) {
 	clock := &fakeClock{}
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		Clock: clock.Now,
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			if job.Args.N < 0 {

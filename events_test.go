@@ -2,10 +2,12 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -26,8 +28,11 @@ func next(t *testing.T, sub *sluice.Subscription) sluice.Event {
 
 func TestSubscribeReportsTheLifecycle(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{
+	onBothDrivers(t, testSubscribeReportsTheLifecycle[*sql.Tx], testSubscribeReportsTheLifecycle[pgx.Tx])
+}
+
+func testSubscribeReportsTheLifecycle[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{
 		RetryPolicy: quickRetry{},
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			switch {
@@ -75,11 +80,10 @@ func TestSubscribeReportsTheLifecycle(t *testing.T) {
 	}
 
 	// An operator's cancel is reported; an enqueue in a transaction is not.
-	tx, err := b.db.BeginTx(t.Context(), nil)
+	tx := k.tx(t)
+	_, err := c.EnqueueTx(t.Context(), tx, noteArgs{N: 1}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
-	_, err = c.EnqueueTx(t.Context(), tx, noteArgs{N: 1}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit())
+	k.end(t, tx, true)
 	later, err := c.Enqueue(t.Context(), noteArgs{N: 1}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	require.Equal(t, sluice.EventEnqueued, next(t, all).Kind)
@@ -100,8 +104,11 @@ func TestSubscribeReportsTheLifecycle(t *testing.T) {
 // has returned; each job's enqueued event still comes first.
 func TestEnqueuedComesBeforeEveryOtherEvent(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{
+	onBothDrivers(t, testEnqueuedComesBeforeEveryOtherEvent[*sql.Tx], testEnqueuedComesBeforeEveryOtherEvent[pgx.Tx])
+}
+
+func testEnqueuedComesBeforeEveryOtherEvent[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{
 		PollInterval: 5 * time.Millisecond,
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			return nil
@@ -142,8 +149,11 @@ func TestEnqueuedComesBeforeEveryOtherEvent(t *testing.T) {
 
 func TestSlowSubscriberNeverSlowsWorkers(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{
+	onBothDrivers(t, testSlowSubscriberNeverSlowsWorkers[*sql.Tx], testSlowSubscriberNeverSlowsWorkers[pgx.Tx])
+}
+
+func testSlowSubscriberNeverSlowsWorkers[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{
 		Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
 	})
 	stuck := c.SubscribeBuffered(1) // never read
@@ -164,8 +174,11 @@ func TestSlowSubscriberNeverSlowsWorkers(t *testing.T) {
 
 func TestRescuerReportsTheJobsItTakesBack(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{
+	onBothDrivers(t, testRescuerReportsTheJobsItTakesBack[*sql.Tx], testRescuerReportsTheJobsItTakesBack[pgx.Tx])
+}
+
+func testRescuerReportsTheJobsItTakesBack[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{
 		RescueInterval: 10 * time.Millisecond,
 		Workers:        workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
 	})
@@ -178,7 +191,7 @@ func TestRescuerReportsTheJobsItTakesBack(t *testing.T) {
 	dead, err := c.Enqueue(t.Context(), otherArgs{}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries})
 	require.NoError(t, err)
 	now := time.Now()
-	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+	claimed, err := k.exec.JobClaim(t.Context(), &driver.JobClaimParams{
 		ClientID: "vanished", Queue: "default", Topics: []string{"other"}, Limit: 2,
 		Now: now, LockedUntil: now.Add(50 * time.Millisecond),
 	})

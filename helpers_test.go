@@ -2,10 +2,6 @@ package sluice_test
 
 import (
 	"context"
-	"database/sql"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,65 +10,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// bundle is one test's database and driver.
-type bundle struct {
-	db     *sql.DB
-	driver *sqlitedriver.Driver
-	exec   driver.Executor
-}
-
-func newBundle(t *testing.T) *bundle {
-	t.Helper()
-	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	_, err = db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, job_id TEXT)`)
-	require.NoError(t, err)
-	d := sqlitedriver.New(db)
-	return &bundle{db: db, driver: d, exec: d.Executor()}
-}
-
-// client returns a client over the bundle's database; if it has workers it
-// is started, and stopped at cleanup.
-func (b *bundle) client(t *testing.T, cfg *sluice.Config) *sluice.Client[*sql.Tx] {
-	t.Helper()
-	if cfg == nil {
-		cfg = &sluice.Config{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	c, err := sluice.NewClient(b.driver, cfg)
-	require.NoError(t, err)
-	if cfg.Workers != nil {
-		require.NoError(t, c.Start(t.Context()))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			require.NoError(t, c.Stop(ctx))
-		})
-	}
-	return c
-}
-
-// count returns how many jobs the table holds.
-func (b *bundle) count(t *testing.T) int {
-	t.Helper()
-	var n int
-	require.NoError(t, b.db.QueryRow(`SELECT count(*) FROM sluice_jobs`).Scan(&n))
-	return n
-}
-
 // waitFor polls the job until it reaches status and returns it.
-func waitFor(t *testing.T, c *sluice.Client[*sql.Tx], id string, status sluice.JobStatus) *sluice.JobRow {
+func waitFor[TTx any](t *testing.T, c *sluice.Client[TTx], id string, status sluice.JobStatus) *sluice.JobRow {
 	t.Helper()
 	var row *sluice.JobRow
 	require.Eventually(t, func() bool {

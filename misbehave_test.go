@@ -2,11 +2,13 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -53,10 +55,13 @@ func (misWorker) Work(_ context.Context, job *sluice.Job[misArgs]) error {
 // other job, before and after them.
 func TestMisbehavingWorkersDoNotTakeTheClientDown(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testMisbehavingWorkersDoNotTakeTheClientDown[*sql.Tx], testMisbehavingWorkersDoNotTakeTheClientDown[pgx.Tx])
+}
+
+func testMisbehavingWorkersDoNotTakeTheClientDown[TTx any](t *testing.T, k *kit[TTx]) {
 	w := sluice.NewWorkers()
 	sluice.AddWorker(w, misWorker{})
-	c := b.client(t, &sluice.Config{Workers: w, Queues: map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: 2}}})
+	c := k.client(t, &sluice.Config{Workers: w, Queues: map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: 2}}})
 	var params []sluice.EnqueueParams
 	kinds := []string{"panic", "hang", "huge", "ok"}
 	for i := range 40 {

@@ -2,10 +2,12 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -13,10 +15,13 @@ import (
 
 func TestClientsRecordThemselves(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	operator := b.client(t, nil)
+	onBothDrivers(t, testClientsRecordThemselves[*sql.Tx], testClientsRecordThemselves[pgx.Tx])
+}
+
+func testClientsRecordThemselves[TTx any](t *testing.T, k *kit[TTx]) {
+	operator := k.client(t, nil)
 	started := make(chan string, 1)
-	c, err := sluice.NewClient(b.driver, &sluice.Config{
+	c, err := sluice.NewClient(k.driver, &sluice.Config{
 		Logger:            quiet,
 		HeartbeatInterval: 10 * time.Millisecond,
 		Queues:            map[string]sluice.QueueConfig{"default": {MaxWorkers: 2}, "idle": {}},

@@ -2,11 +2,13 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -24,11 +26,14 @@ var badProgress = []struct {
 
 func TestReportProgressIsStoredAtABoundedRate(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testReportProgressIsStoredAtABoundedRate[*sql.Tx], testReportProgressIsStoredAtABoundedRate[pgx.Tx])
+}
+
+func testReportProgressIsStoredAtABoundedRate[TTx any](t *testing.T, k *kit[TTx]) {
 	const interval = 50 * time.Millisecond
 	reported, badDone, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	badErrs := make(chan error, 10)
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		ProgressInterval: interval,
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			for i := range 1000 {

@@ -2,9 +2,11 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -12,9 +14,12 @@ import (
 
 func TestSetResultCompletesTheJobWithIt(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testSetResultCompletesTheJobWithIt[*sql.Tx], testSetResultCompletesTheJobWithIt[pgx.Tx])
+}
+
+func testSetResultCompletesTheJobWithIt[TTx any](t *testing.T, k *kit[TTx]) {
 	setErrs := make(chan error, 3)
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		RetryPolicy: quickRetry{},
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
 			setErrs <- sluice.SetResult(ctx, make(chan int))

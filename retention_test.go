@@ -2,10 +2,12 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -13,7 +15,10 @@ import (
 
 func TestRetentionDeletesExpiredJobsByStatus(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testRetentionDeletesExpiredJobsByStatus[*sql.Tx], testRetentionDeletesExpiredJobsByStatus[pgx.Tx])
+}
+
+func testRetentionDeletesExpiredJobsByStatus[TTx any](t *testing.T, k *kit[TTx]) {
 	clock := &fakeClock{}
 	cfg := func(r sluice.Retention) *sluice.Config {
 		return &sluice.Config{
@@ -29,8 +34,8 @@ func TestRetentionDeletesExpiredJobsByStatus(t *testing.T) {
 	}
 	// Two cleaners at once, as two processes would run; one keeps
 	// cancelled jobs for good, which the other does not.
-	c := b.client(t, cfg(sluice.Retention{Interval: 5 * time.Millisecond}))
-	b.client(t, cfg(sluice.Retention{Interval: 5 * time.Millisecond, Cancelled: sluice.KeepForever}))
+	c := k.client(t, cfg(sluice.Retention{Interval: 5 * time.Millisecond}))
+	k.client(t, cfg(sluice.Retention{Interval: 5 * time.Millisecond, Cancelled: sluice.KeepForever}))
 
 	ok, err := c.Enqueue(t.Context(), noteArgs{N: 1}, nil)
 	require.NoError(t, err)
@@ -54,7 +59,7 @@ func TestRetentionDeletesExpiredJobsByStatus(t *testing.T) {
 
 	clock.Advance(2 * time.Hour)
 	require.Eventually(t, gone(ok.Job.ID), 5*time.Second, 10*time.Millisecond, "completed, 25 h old")
-	require.Equal(t, 2, b.count(t), "failed and cancelled jobs are kept for 7 days")
+	require.Equal(t, 2, k.count(t), "failed and cancelled jobs are kept for 7 days")
 
 	clock.Advance(7 * 24 * time.Hour)
 	require.Eventually(t, gone(failed.Job.ID), 5*time.Second, 10*time.Millisecond, "failed, 7 days old")
@@ -64,9 +69,12 @@ func TestRetentionDeletesExpiredJobsByStatus(t *testing.T) {
 
 func TestRetentionKeepForever(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testRetentionKeepForever[*sql.Tx], testRetentionKeepForever[pgx.Tx])
+}
+
+func testRetentionKeepForever[TTx any](t *testing.T, k *kit[TTx]) {
 	clock := &fakeClock{}
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		Clock:     clock.Now,
 		Retention: sluice.Retention{Completed: sluice.KeepForever, Interval: 5 * time.Millisecond},
 		Workers:   workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil }),
@@ -75,18 +83,18 @@ func TestRetentionKeepForever(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
 	clock.Advance(365 * 24 * time.Hour)
-	never(t, func() bool { return b.count(t) == 0 }, 100*time.Millisecond, 10*time.Millisecond)
+	never(t, func() bool { return k.count(t) == 0 }, 100*time.Millisecond, 10*time.Millisecond)
 }
 
 func TestRetentionRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	k := sqliteKit(t)
 	for field, r := range map[string]sluice.Retention{
 		"Retention.Completed": {Completed: -time.Hour},
 		"Retention.Failed":    {Failed: -2},
 		"Retention.Interval":  {Interval: time.Microsecond},
 	} {
-		_, err := sluice.NewClient(b.driver, &sluice.Config{Retention: r})
+		_, err := sluice.NewClient(k.driver, &sluice.Config{Retention: r})
 		require.ErrorIs(t, err, sluice.ErrInvalidConfig, field)
 		var ce *sluice.ConfigError
 		require.True(t, errors.As(err, &ce))

@@ -2,10 +2,12 @@ package sluice_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
@@ -14,9 +16,12 @@ import (
 
 func TestStopWaitsForRunningJobs(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testStopWaitsForRunningJobs[*sql.Tx], testStopWaitsForRunningJobs[pgx.Tx])
+}
+
+func testStopWaitsForRunningJobs[TTx any](t *testing.T, k *kit[TTx]) {
 	started, release := make(chan struct{}), make(chan struct{})
-	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+	c, err := sluice.NewClient(k.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 		close(started)
 		<-release
 		return nil
@@ -41,10 +46,19 @@ func TestStopWaitsForRunningJobs(t *testing.T) {
 
 func TestStopDeadlineHandsJobsBackAtOnce(t *testing.T) {
 	t.Parallel()
-	for _, cancelFirst := range []bool{false, true} {
-		b := newBundle(t)
+	for name, cancelFirst := range map[string]bool{"Stop": false, "StopAndCancel": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			onBothDrivers(t, testStopDeadlineHandsJobsBackAtOnce[*sql.Tx](cancelFirst),
+				testStopDeadlineHandsJobsBackAtOnce[pgx.Tx](cancelFirst))
+		})
+	}
+}
+
+func testStopDeadlineHandsJobsBackAtOnce[TTx any](cancelFirst bool) func(*testing.T, *kit[TTx]) {
+	return func(t *testing.T, k *kit[TTx]) {
 		started := make(chan struct{}, 3)
-		c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+		c, err := sluice.NewClient(k.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
 			started <- struct{}{}
 			<-ctx.Done()
 			return ctx.Err()
@@ -60,13 +74,18 @@ func TestStopDeadlineHandsJobsBackAtOnce(t *testing.T) {
 		for range 3 {
 			<-started
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		if cancelFirst {
+			// The jobs never end by themselves, so StopAndCancel returns
+			// before its deadline only by cancelling them; the deadline
+			// leaves room for a busy machine under -race.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			require.NoError(t, c.StopAndCancel(ctx))
+			cancel()
 		} else {
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 			require.ErrorIs(t, c.Stop(ctx), context.DeadlineExceeded)
+			cancel()
 		}
-		cancel()
 		for _, id := range ids {
 			row, err := c.Get(t.Context(), id)
 			require.NoError(t, err)
@@ -82,8 +101,8 @@ func TestStopDeadlineHandsJobsBackAtOnce(t *testing.T) {
 
 func TestStopWithoutStart(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+	k := sqliteKit(t)
+	c, err := sluice.NewClient(k.driver, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 		return nil
 	})})
 	require.NoError(t, err)
@@ -93,9 +112,12 @@ func TestStopWithoutStart(t *testing.T) {
 
 func TestRestartAfterStop(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testRestartAfterStop[*sql.Tx], testRestartAfterStop[pgx.Tx])
+}
+
+func testRestartAfterStop[TTx any](t *testing.T, k *kit[TTx]) {
 	done := make(chan int, 2)
-	c := b.client(t, &sluice.Config{Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
+	c := k.client(t, &sluice.Config{Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
 		done <- job.Args.N
 		return nil
 	})})
@@ -111,20 +133,23 @@ func TestRestartAfterStop(t *testing.T) {
 
 func TestExpiredLeaseIsRescuedAndRunAgain(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	inserter := b.client(t, nil)
+	onBothDrivers(t, testExpiredLeaseIsRescuedAndRunAgain[*sql.Tx], testExpiredLeaseIsRescuedAndRunAgain[pgx.Tx])
+}
+
+func testExpiredLeaseIsRescuedAndRunAgain[TTx any](t *testing.T, k *kit[TTx]) {
+	inserter := k.client(t, nil)
 	res, err := inserter.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	// A client claims the job and dies: its lease runs out a second ago.
 	now := time.Now()
-	claimed, err := b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+	claimed, err := k.exec.JobClaim(t.Context(), &driver.JobClaimParams{
 		ClientID: "crashed", Queue: sluice.QueueDefault, Topics: []string{"note"}, Limit: 1,
 		Now: now, LockedUntil: now.Add(-time.Second),
 	})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 
-	c := b.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil })})
+	c := k.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error { return nil })})
 	row := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
 	require.Equal(t, 2, row.Attempt)
 	require.Len(t, row.Errors, 1)
@@ -134,24 +159,29 @@ func TestExpiredLeaseIsRescuedAndRunAgain(t *testing.T) {
 
 func TestHeartbeatKeepsALiveJobFromBeingTakenOver(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testHeartbeatKeepsALiveJobFromBeingTakenOver[*sql.Tx], testHeartbeatKeepsALiveJobFromBeingTakenOver[pgx.Tx])
+}
+
+func testHeartbeatKeepsALiveJobFromBeingTakenOver[TTx any](t *testing.T, k *kit[TTx]) {
 	runs := make(chan int, 10)
 	cfg := func() *sluice.Config {
 		return &sluice.Config{
-			LeaseDuration: 200 * time.Millisecond, HeartbeatInterval: 40 * time.Millisecond,
+			// Under -race on a busy machine one claim or heartbeat can
+			// take 300 ms, so a lease leaves that much room.
+			LeaseDuration: 500 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
 			RescueInterval: 20 * time.Millisecond,
 			Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
 				runs <- job.Attempt
-				time.Sleep(time.Second) // five leases long
+				time.Sleep(1500 * time.Millisecond) // three leases long
 				return nil
 			}),
 		}
 	}
-	holder := b.client(t, cfg())
+	holder := k.client(t, cfg())
 	res, err := holder.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, <-runs)
-	b.client(t, cfg()) // a second client, rescuing every 20 ms
+	k.client(t, cfg()) // a second client, rescuing every 20 ms
 	row := waitFor(t, holder, res.Job.ID, sluice.StatusCompleted)
 	require.Equal(t, 1, row.Attempt)
 	require.Empty(t, row.Errors)
@@ -160,17 +190,20 @@ func TestHeartbeatKeepsALiveJobFromBeingTakenOver(t *testing.T) {
 
 func TestExpiredJobWithoutRetriesFails(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	inserter := b.client(t, nil)
+	onBothDrivers(t, testExpiredJobWithoutRetriesFails[*sql.Tx], testExpiredJobWithoutRetriesFails[pgx.Tx])
+}
+
+func testExpiredJobWithoutRetriesFails[TTx any](t *testing.T, k *kit[TTx]) {
+	inserter := k.client(t, nil)
 	res, err := inserter.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries})
 	require.NoError(t, err)
 	now := time.Now()
-	_, err = b.exec.JobClaim(t.Context(), &driver.JobClaimParams{
+	_, err = k.exec.JobClaim(t.Context(), &driver.JobClaimParams{
 		ClientID: "crashed", Queue: sluice.QueueDefault, Topics: []string{"note"}, Limit: 1,
 		Now: now, LockedUntil: now.Add(-time.Second),
 	})
 	require.NoError(t, err)
-	c := b.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+	c := k.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 		return errors.New("must not run")
 	})})
 	row := waitFor(t, c, res.Job.ID, sluice.StatusFailed)
@@ -180,9 +213,12 @@ func TestExpiredJobWithoutRetriesFails(t *testing.T) {
 
 func TestStopKeepsADeliberateCancel(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testStopKeepsADeliberateCancel[*sql.Tx], testStopKeepsADeliberateCancel[pgx.Tx])
+}
+
+func testStopKeepsADeliberateCancel[TTx any](t *testing.T, k *kit[TTx]) {
 	started := make(chan struct{})
-	c, err := sluice.NewClient(b.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+	c, err := sluice.NewClient(k.driver, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
 		close(started)
 		<-ctx.Done()
 		return sluice.Cancel(errors.New("shutting down: do not retry"))
@@ -205,10 +241,13 @@ func TestStopKeepsADeliberateCancel(t *testing.T) {
 // kept alive for as long as the client runs.
 func TestHeartbeatLeavesJobsTheClientDoesNotHold(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testHeartbeatLeavesJobsTheClientDoesNotHold[*sql.Tx], testHeartbeatLeavesJobsTheClientDoesNotHold[pgx.Tx])
+}
+
+func testHeartbeatLeavesJobsTheClientDoesNotHold[TTx any](t *testing.T, k *kit[TTx]) {
 	runs := make(chan int, 10)
 	release := make(chan struct{})
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		LeaseDuration: 300 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond,
 		RescueInterval: 50 * time.Millisecond,
 		Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
@@ -232,10 +271,8 @@ func TestHeartbeatLeavesJobsTheClientDoesNotHold(t *testing.T) {
 	done := waitFor(t, c, res.Job.ID, sluice.StatusCompleted)
 	// The completion is forgotten: the job is processing under the
 	// client's claim again, with a lease of a few heartbeats.
-	until := time.Now().Add(300 * time.Millisecond).UnixMicro()
-	_, err = b.db.ExecContext(t.Context(), `UPDATE sluice_jobs SET status = 'processing', finalized_at = NULL,
-		locked_by = ?, locked_until = ? WHERE id = ?`, done.AttemptedBy, until, done.ID)
-	require.NoError(t, err)
+	k.run(t, `UPDATE sluice_jobs SET status = 'processing', finalized_at = NULL,
+		locked_by = ?, locked_until = ? WHERE id = ?`, done.AttemptedBy, time.Now().Add(300*time.Millisecond), done.ID)
 	select {
 	case attempt := <-runs:
 		require.Equal(t, 2, attempt)

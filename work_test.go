@@ -9,24 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice"
 )
 
+// outcome is what a worker returns, and what becomes of its job.
+type outcome struct {
+	name     string
+	retries  int
+	work     func(ctx context.Context, job *sluice.Job[noteArgs]) error
+	status   sluice.JobStatus
+	attempt  int
+	errCount int
+	errHas   string
+	// maxRetries, when not 0, is the job's MaxRetries at the end.
+	maxRetries int
+}
+
 func TestWorkerOutcomes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		retries  int
-		work     func(ctx context.Context, job *sluice.Job[noteArgs]) error
-		status   sluice.JobStatus
-		attempt  int
-		errCount int
-		errHas   string
-		// maxRetries, when not 0, is the job's MaxRetries at the end.
-		maxRetries int
-	}{
+	tests := []outcome{
 		{
 			name:    "nil completes",
 			work:    func(context.Context, *sluice.Job[noteArgs]) error { return nil },
@@ -91,37 +95,45 @@ func TestWorkerOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := newBundle(t)
-			c := b.client(t, &sluice.Config{Workers: workers(tt.work), RetryPolicy: quickRetry{}})
-			res, err := c.Enqueue(t.Context(), noteArgs{N: 1}, &sluice.EnqueueOptions{MaxRetries: tt.retries})
-			require.NoError(t, err)
-			row := waitFor(t, c, res.Job.ID, tt.status)
-			require.Equal(t, tt.attempt, row.Attempt)
-			if tt.maxRetries != 0 {
-				require.Equal(t, tt.maxRetries, row.MaxRetries, "a snooze gives its retry back")
-			}
-			require.Len(t, row.Errors, tt.errCount)
-			require.False(t, row.FinalizedAt.IsZero())
-			require.Empty(t, row.LockedBy)
-			if tt.errCount > 0 {
-				last := row.Errors[len(row.Errors)-1]
-				require.Contains(t, last.Error, tt.errHas)
-				for i, e := range row.Errors {
-					require.Equal(t, i+1, e.Attempt)
-				}
-				require.LessOrEqual(t, len(last.Error), 4096)
-			}
-			if strings.Contains(tt.name, "panic") {
-				require.Contains(t, row.Errors[0].Trace, "work_test.go")
-			}
+			onBothDrivers(t, testWorkerOutcome[*sql.Tx](tt), testWorkerOutcome[pgx.Tx](tt))
 		})
+	}
+}
+
+func testWorkerOutcome[TTx any](tt outcome) func(*testing.T, *kit[TTx]) {
+	return func(t *testing.T, k *kit[TTx]) {
+		c := k.client(t, &sluice.Config{Workers: workers(tt.work), RetryPolicy: quickRetry{}})
+		res, err := c.Enqueue(t.Context(), noteArgs{N: 1}, &sluice.EnqueueOptions{MaxRetries: tt.retries})
+		require.NoError(t, err)
+		row := waitFor(t, c, res.Job.ID, tt.status)
+		require.Equal(t, tt.attempt, row.Attempt)
+		if tt.maxRetries != 0 {
+			require.Equal(t, tt.maxRetries, row.MaxRetries, "a snooze gives its retry back")
+		}
+		require.Len(t, row.Errors, tt.errCount)
+		require.False(t, row.FinalizedAt.IsZero())
+		require.Empty(t, row.LockedBy)
+		if tt.errCount > 0 {
+			last := row.Errors[len(row.Errors)-1]
+			require.Contains(t, last.Error, tt.errHas)
+			for i, e := range row.Errors {
+				require.Equal(t, i+1, e.Attempt)
+			}
+			require.LessOrEqual(t, len(last.Error), 4096)
+		}
+		if strings.Contains(tt.name, "panic") {
+			require.Contains(t, row.Errors[0].Trace, "work_test.go")
+		}
 	}
 }
 
 func TestDefaultRetryWaitsOneMinute(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	c := b.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+	onBothDrivers(t, testDefaultRetryWaitsOneMinute[*sql.Tx], testDefaultRetryWaitsOneMinute[pgx.Tx])
+}
+
+func testDefaultRetryWaitsOneMinute[TTx any](t *testing.T, k *kit[TTx]) {
+	c := k.client(t, &sluice.Config{Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 		return errors.New("later")
 	})})
 	res, err := c.Enqueue(t.Context(), noteArgs{}, nil)
@@ -157,28 +169,39 @@ func (w *timeoutWorker) Work(ctx context.Context, _ *sluice.Job[slowArgs]) error
 
 func TestTimeoutCancelsTheJobContext(t *testing.T) {
 	t.Parallel()
-	for _, ignore := range []bool{false, true} {
-		b := newBundle(t)
+	for name, ignore := range map[string]bool{"worker returns": false, "worker ignores its context": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			onBothDrivers(t, testTimeoutCancelsTheJobContext[*sql.Tx](ignore), testTimeoutCancelsTheJobContext[pgx.Tx](ignore))
+		})
+	}
+}
+
+func testTimeoutCancelsTheJobContext[TTx any](ignore bool) func(*testing.T, *kit[TTx]) {
+	return func(t *testing.T, k *kit[TTx]) {
 		w := sluice.NewWorkers()
 		sluice.AddWorker(w, &timeoutWorker{ignore: ignore})
-		c := b.client(t, &sluice.Config{Workers: w})
+		c := k.client(t, &sluice.Config{Workers: w})
 		res, err := c.Enqueue(t.Context(), slowArgs{}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries})
 		require.NoError(t, err)
 		row := waitFor(t, c, res.Job.ID, sluice.StatusFailed)
 		require.Contains(t, row.Errors[0].Error, "deadline exceeded")
 		if ignore {
 			require.Contains(t, row.Errors[0].Error, "did not return")
+			time.Sleep(2 * time.Second) // let the worker that ignored its context end before the leak check
 		}
 	}
-	time.Sleep(2 * time.Second) // let the worker that ignored its context end before the leak check
 }
 
 func TestClaimsOnlyItsOwnTopicsAndQueues(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testClaimsOnlyItsOwnTopicsAndQueues[*sql.Tx], testClaimsOnlyItsOwnTopicsAndQueues[pgx.Tx])
+}
+
+func testClaimsOnlyItsOwnTopicsAndQueues[TTx any](t *testing.T, k *kit[TTx]) {
 	var notes, others atomic.Int32
 	queues := map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: 2}, "bulk": {MaxWorkers: 1}}
-	notesClient := b.client(t, &sluice.Config{Queues: queues, Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
+	notesClient := k.client(t, &sluice.Config{Queues: queues, Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 		notes.Add(1)
 		return nil
 	})})
@@ -187,7 +210,7 @@ func TestClaimsOnlyItsOwnTopicsAndQueues(t *testing.T) {
 		others.Add(1)
 		return nil
 	}))
-	othersClient := b.client(t, &sluice.Config{Queues: queues, Workers: w})
+	othersClient := k.client(t, &sluice.Config{Queues: queues, Workers: w})
 	var ids []string
 	for i := range 10 {
 		opts := &sluice.EnqueueOptions{}
@@ -210,8 +233,11 @@ func TestClaimsOnlyItsOwnTopicsAndQueues(t *testing.T) {
 
 func TestPriorityThenRunAtOrder(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	inserter := b.client(t, nil)
+	onBothDrivers(t, testPriorityThenRunAtOrder[*sql.Tx], testPriorityThenRunAtOrder[pgx.Tx])
+}
+
+func testPriorityThenRunAtOrder[TTx any](t *testing.T, k *kit[TTx]) {
+	inserter := k.client(t, nil)
 	base := time.Now().Add(-time.Hour)
 	enqueue := func(n, priority int, age time.Duration) {
 		_, err := inserter.Enqueue(t.Context(), noteArgs{N: n}, &sluice.EnqueueOptions{Priority: priority, RunAt: base.Add(-age)})
@@ -222,7 +248,7 @@ func TestPriorityThenRunAtOrder(t *testing.T) {
 	enqueue(1, 1, 2*time.Minute)
 	enqueue(3, 2, 5*time.Minute)
 	order := make(chan int, 4)
-	b.client(t, &sluice.Config{
+	k.client(t, &sluice.Config{
 		Queues: map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: 1}},
 		Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
 			order <- job.Args.N
@@ -236,10 +262,13 @@ func TestPriorityThenRunAtOrder(t *testing.T) {
 
 func TestDelayedJobWaitsForItsRunAt(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testDelayedJobWaitsForItsRunAt[*sql.Tx], testDelayedJobWaitsForItsRunAt[pgx.Tx])
+}
+
+func testDelayedJobWaitsForItsRunAt[TTx any](t *testing.T, k *kit[TTx]) {
 	clock := &fakeClock{}
 	ran := make(chan struct{}, 1)
-	c := b.client(t, &sluice.Config{Clock: clock.Now, PollInterval: 10 * time.Millisecond,
+	c := k.client(t, &sluice.Config{Clock: clock.Now, PollInterval: 10 * time.Millisecond,
 		Workers: workers(func(context.Context, *sluice.Job[noteArgs]) error {
 			ran <- struct{}{}
 			return nil
@@ -257,9 +286,12 @@ func TestDelayedJobWaitsForItsRunAt(t *testing.T) {
 
 func TestWakeUpsDoNotWaitForThePoll(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
+	onBothDrivers(t, testWakeUpsDoNotWaitForThePoll[*sql.Tx], testWakeUpsDoNotWaitForThePoll[pgx.Tx])
+}
+
+func testWakeUpsDoNotWaitForThePoll[TTx any](t *testing.T, k *kit[TTx]) {
 	attempts := make(chan int, 10)
-	c := b.client(t, &sluice.Config{
+	c := k.client(t, &sluice.Config{
 		PollInterval: time.Hour, // only wake-ups can run these jobs in time
 		RetryPolicy:  quickRetry{},
 		Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error {
@@ -281,25 +313,27 @@ func TestWakeUpsDoNotWaitForThePoll(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, c, delayed.Job.ID, sluice.StatusCompleted)
 
-	tx, err := b.db.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
+	tx := k.tx(t)
 	inTx, err := c.EnqueueTx(t.Context(), tx, noteArgs{N: 3}, nil)
 	require.NoError(t, err)
 	time.Sleep(3 * time.Millisecond) // the commit comes a little after the enqueue
-	require.NoError(t, tx.Commit())
+	k.end(t, tx, true)
 	waitFor(t, c, inTx.Job.ID, sluice.StatusCompleted)
 }
 
 func TestClientFromContext(t *testing.T) {
 	t.Parallel()
-	b := newBundle(t)
-	got := make(chan *sluice.Client[*sql.Tx], 1)
-	c := b.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
-		got <- sluice.ClientFromContext[*sql.Tx](ctx)
+	onBothDrivers(t, testClientFromContext[*sql.Tx], testClientFromContext[pgx.Tx])
+}
+
+func testClientFromContext[TTx any](t *testing.T, k *kit[TTx]) {
+	got := make(chan *sluice.Client[TTx], 1)
+	c := k.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, _ *sluice.Job[noteArgs]) error {
+		got <- sluice.ClientFromContext[TTx](ctx)
 		return nil
 	})})
 	_, err := c.Enqueue(t.Context(), noteArgs{}, nil)
 	require.NoError(t, err)
 	require.Same(t, c, <-got)
-	require.Nil(t, sluice.ClientFromContext[*sql.Tx](t.Context()))
+	require.Nil(t, sluice.ClientFromContext[TTx](t.Context()))
 }
