@@ -169,7 +169,8 @@ func (e *executor) runGroup() {
 // insertGroup inserts plain jobs, then has queues notified once the insert
 // has committed (see [Driver.notifyLater]).
 func (e *executor) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
-	if _, err := e.db.Exec(ctx, e.d.q.insertRows, insertArgs(jobs)...); err != nil {
+	sql, args := insertRowsStmt(e.d.q, jobs)
+	if _, err := e.db.Exec(ctx, sql, args...); err != nil {
 		return err
 	}
 	e.d.notifyLater(queues)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
 )
 
 // DefaultTable is the name of the jobs table unless [WithTable] says
@@ -27,6 +28,8 @@ type Driver struct {
 	// it.
 	err error
 	q   *queries
+	// dialect writes the driver's filters.
+	dialect *filtersql.Dialect
 	// writeSem serializes the writes this driver makes on its own handle:
 	// one token, taken by every write that does not run in a caller's
 	// transaction.
@@ -78,6 +81,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 		d.err = errors.New("sqlitedriver: New: nil *sql.DB")
 	}
 	d.q = newQueries(d.table)
+	d.dialect = newDialect(d.table)
 	d.stmts.db = db
 	return d
 }
