@@ -51,7 +51,9 @@ func (w *tracedWorker) Work(ctx context.Context, job *sluice.Job[noteArgs]) erro
 	return nil
 }
 
-func (w *tracedWorker) Middleware() []sluice.WorkMiddleware { return []sluice.WorkMiddleware{w.tr.mw("worker")} }
+func (w *tracedWorker) Middleware() []sluice.WorkMiddleware {
+	return []sluice.WorkMiddleware{w.tr.mw("worker")}
+}
 
 func TestWorkMiddlewareAndHooks(t *testing.T) {
 	t.Parallel()
