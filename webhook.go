@@ -97,6 +97,8 @@ type WebhookBody struct {
 // WebhookJob describes a job in a WebhookBody: its row without the
 // arguments, logs and full error history.
 type WebhookJob struct {
+	// ID, Topic, Queue, Status, Attempt, MaxRetries, Tags, Metadata,
+	// CreatedAt, AttemptedAt and FinalizedAt are the job's, as in JobRow.
 	ID          string          `json:"id"`
 	Topic       string          `json:"topic"`
 	Queue       string          `json:"queue"`
