@@ -61,6 +61,17 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, inTx bo
 	if len(params) == 0 {
 		return []EnqueueResult{}, nil
 	}
+	if len(c.cfg.EnqueueMiddleware) > 0 {
+		return c.enqueueThrough(ctx, inTx, params, func(ctx context.Context, params []EnqueueParams) ([]EnqueueResult, error) {
+			return c.insert(ctx, exec, inTx, params)
+		})
+	}
+	return c.insert(ctx, exec, inTx, params)
+}
+
+// insert checks params and inserts them through exec, as enqueue does
+// once the middleware has run.
+func (c *Client[TTx]) insert(ctx context.Context, exec driver.Executor, inTx bool, params []EnqueueParams) ([]EnqueueResult, error) {
 	now := c.now()
 	inserts := make([]*driver.JobInsert, len(params))
 	for i, p := range params {
@@ -142,6 +153,14 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		return nil, fmt.Errorf("enqueue %s: %w", topic,
 			&OptionsError{Field: "Priority", Reason: fmt.Sprintf("must be between %d and %d", minPriority, maxPriority)})
 	}
+	tags, err := checkTags(opts.Tags)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
+	meta, err := encodeMetadata(opts.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
 	return &driver.JobInsert{
 		ID:         c.cfg.NewJobID(),
 		Topic:      topic,
@@ -152,6 +171,8 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		RunAt:      runAt,
 		CreatedAt:  now,
 		UniqueKey:  opts.UniqueKey,
+		Tags:       tags,
+		Metadata:   meta,
 	}, nil
 }
 

@@ -51,6 +51,16 @@ type JobFilter struct {
 	CreatedFrom, CreatedBefore time.Time
 	// RunAtFrom and RunAtBefore bound when jobs (may) run.
 	RunAtFrom, RunAtBefore time.Time
+	// Tags, when not empty, selects jobs carrying every one of these
+	// tags, or, with AnyTag, at least one of them. Served by an index of
+	// tags on both drivers.
+	Tags   []string
+	AnyTag bool
+	// Metadata, when not empty, selects jobs whose metadata has each of
+	// these keys with a JSON string value equal to the one given (a number
+	// or a nested value never matches). No index serves it: combine it
+	// with statuses, topics or tags on a large table.
+	Metadata map[string]string
 }
 
 // ListFilter selects and pages the jobs List returns. The zero value lists
@@ -163,6 +173,10 @@ func (f *JobFilter) params() (*driver.JobFilter, error) {
 	jf.UniqueKey = f.UniqueKey
 	jf.CreatedFrom, jf.CreatedBefore = f.CreatedFrom, f.CreatedBefore
 	jf.RunAtFrom, jf.RunAtBefore = f.RunAtFrom, f.RunAtBefore
+	if err := checkTagFilter(f.Tags, f.Metadata); err != nil {
+		return nil, err
+	}
+	jf.Tags, jf.AnyTag, jf.Metadata = f.Tags, f.AnyTag, f.Metadata
 	return jf, nil
 }
 

@@ -125,6 +125,32 @@ type Config struct {
 	// database must then be migrated beforehand. Default false: NewClient
 	// brings the schema up to date.
 	SkipMigrations bool
+
+	// JobLogs bounds what Logger keeps with each job. Default: the newest
+	// 100 records, at most 32 KiB, of level Info and above.
+	JobLogs JobLogConfig
+
+	// WorkMiddleware wraps the work of every job, the first outermost,
+	// around the worker's own (see WorkMiddleware). Default none.
+	WorkMiddleware []WorkMiddleware
+
+	// EnqueueMiddleware wraps every enqueue, the first outermost (see
+	// EnqueueMiddleware). Default none.
+	EnqueueMiddleware []EnqueueMiddleware
+
+	// ErrorHandler, when set, is told of every job whose worker failed or
+	// panicked, and may decide its outcome (see ErrorHandler). Default
+	// none.
+	ErrorHandler ErrorHandler
+
+	// Hooks are called as the client starts and stops and as jobs start,
+	// finish and end for good (see Hooks). Default none.
+	Hooks Hooks
+
+	// Webhooks are notified of jobs' final outcomes by HTTP POST, each
+	// notification a job of its own enqueued with the outcome (see
+	// Webhook). Default none.
+	Webhooks []Webhook
 }
 
 var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
@@ -226,6 +252,12 @@ func (c *Config) withDefaults() (*Config, error) {
 	}
 	if cfg.NewJobID == nil {
 		cfg.NewJobID = newUUIDv7
+	}
+	if err := cfg.JobLogs.fill(); err != nil {
+		return nil, err
+	}
+	if err := cfg.fillWebhooks(); err != nil {
+		return nil, err
 	}
 	return &cfg, nil
 }

@@ -44,6 +44,11 @@ const (
 	// EventFailed is sent for it). Job is the job as the rescue left it;
 	// Duration is how long before the rescue the lost attempt started.
 	EventRescued EventKind = "rescued"
+	// EventLogged: the worker logged a record through Logger, which the
+	// job keeps (Event.Log); sent at once, before the record is written,
+	// so that it can be shown live. Duration is how long the attempt has
+	// run.
+	EventLogged EventKind = "logged"
 )
 
 // Event is one thing that happened to a job, as seen by this client.
@@ -59,6 +64,8 @@ type Event struct {
 	// for EventProgressed, how long it has run so far; for EventRescued,
 	// how long before the rescue the lost attempt started.
 	Duration time.Duration
+	// Log is, for EventLogged, the record logged.
+	Log *LogRecord
 }
 
 // DefaultEventBuffer is how many events a subscription holds before it
@@ -143,7 +150,21 @@ func (h *eventHub) emit(kind EventKind, job *JobRow, d time.Duration) {
 	if h.n.Load() == 0 {
 		return
 	}
-	ev := Event{Kind: kind, Job: job, At: h.now(), Duration: d}
+	h.post(Event{Kind: kind, Job: job, At: h.now(), Duration: d})
+}
+
+// emitLog sends an EventLogged of rec, logged by job's worker d into its
+// attempt. It costs one atomic load when nobody subscribes.
+func (h *eventHub) emitLog(job *JobRow, rec LogRecord, d time.Duration) {
+	if h.n.Load() == 0 {
+		return
+	}
+	h.post(Event{Kind: EventLogged, Job: job, At: rec.Time, Duration: d, Log: &rec})
+}
+
+// post sends ev, or holds it until its job's enqueued event is sent.
+func (h *eventHub) post(ev Event) {
+	job := ev.Job
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if q, ok := h.held[job.ID]; ok {

@@ -82,6 +82,17 @@ type EnqueueOptions struct {
 	// with Duplicate set instead of a new one. It must be valid UTF-8
 	// without NUL characters, which Postgres cannot store.
 	UniqueKey string
+	// Tags label the job, for finding it with JobFilter.Tags: at most
+	// MaxTags of them, each 1 to MaxTagBytes bytes of UTF-8 without NUL
+	// characters; repeats are dropped. Shown in JobRow.Tags.
+	Tags []string
+	// Metadata is data about the job rather than for it (who asked for
+	// it, a trace context, a tenant), stored as a JSON object of at most
+	// MaxMetadataBytes beside the arguments, shown in JobRow.Metadata and
+	// filterable by string value with JobFilter.Metadata. Enqueue
+	// middleware may add to it. Keys and strings must be UTF-8 without NUL
+	// characters.
+	Metadata map[string]any
 }
 
 // NoRetries, as EnqueueOptions.MaxRetries or Config.MaxRetries, runs a job

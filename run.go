@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,13 +65,16 @@ type run struct {
 	stopErr    error
 	running    runningJobs
 	held       heldJobs
+	// mw maps each topic whose worker has work middleware (its own or the
+	// Config's) to that middleware, the Config's first.
+	mw map[string][]WorkMiddleware
 }
 
 // newRun returns a run of a client with the given config, executor, event
 // hub and topics. base carries the values every job context has; its
 // cancellation is ignored.
 func newRun(base context.Context, cfg *Config, exec driver.Executor, events *eventHub, topics []string) *run {
-	base = context.WithoutCancel(base)
+	base = context.WithValue(context.WithoutCancel(base), loggerKey{}, cfg.Logger)
 	r := &run{
 		cfg:      cfg,
 		exec:     exec,
@@ -84,6 +88,14 @@ func newRun(base context.Context, cfg *Config, exec driver.Executor, events *eve
 	r.maintCtx, r.stopMaint = context.WithCancel(base)
 	r.jobsCtx = base
 	r.pool = pool.New(poolIdle, r.execute)
+	for topic, unit := range cfg.Workers.units {
+		if mw := slices.Concat(cfg.WorkMiddleware, unit.middleware); len(mw) > 0 {
+			if r.mw == nil {
+				r.mw = make(map[string][]WorkMiddleware)
+			}
+			r.mw[topic] = mw
+		}
+	}
 	capacity := 0
 	for name, q := range cfg.Queues {
 		if q.MaxWorkers == 0 {
@@ -149,6 +161,9 @@ func (r *run) start(ctx context.Context, d any) {
 		r.maintWG.Go(func() { m.Maintain(r.maintCtx, cfg.Logger) })
 	}
 	cfg.Logger.Debug("sluice: client started", "client_id", r.lockedBy, "topics", r.topics)
+	if h := cfg.Hooks.ClientStarted; h != nil {
+		r.hook("ClientStarted", nil, func() { h(r.jobsCtx, r.lockedBy) })
+	}
 }
 
 // wake asks the claim loop of queue, if the run has one, to claim at once.
@@ -235,5 +250,8 @@ func (r *run) shutdown(ctx context.Context, cancelFirst bool) error {
 	r.running.cancelAll(errStopping)
 	r.pool.Close()
 	r.cfg.Logger.Debug("sluice: client stopped", "client_id", r.lockedBy)
+	if h := r.cfg.Hooks.ClientStopped; h != nil {
+		r.hook("ClientStopped", nil, func() { h(r.jobsCtx, r.lockedBy) })
+	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +30,7 @@ var errNotSettled = errors.New("sluice: job was acked or nacked in a transaction
 // goroutine that will run it, whose stack the garbage collector shrinks
 // while it waits (decoding JSON then grows it again, job after job).
 func (r *run) prepare(row *driver.JobRow, release func()) *jobRun {
-	jr := &jobRun{row: row, run: r, release: release, unit: r.cfg.Workers.units[row.Topic]}
+	jr := &jobRun{row: row, run: r, release: release, unit: r.cfg.Workers.units[row.Topic], mw: r.mw[row.Topic]}
 	if jr.unit == nil {
 		jr.prepErr = fmt.Errorf("sluice: no worker for topic %q", row.Topic)
 		return jr
@@ -61,11 +62,18 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 		// nothing; if it rolled back, so did the worker's writes.
 		err = errNotSettled
 	}
+	if err != nil && !stopped && r.cfg.ErrorHandler != nil {
+		err = r.handleError(r.hookCtx(jr), jr, err)
+	}
 	fin := r.outcome(&jr.fin, jr, err, stopped)
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
 		r.held.remove(row.ID)
 		if matched {
-			r.events.emit(outcomeEvent(fin.Status, fin.Snooze), row, r.cfg.now().Sub(row.AttemptedAt))
+			took := r.cfg.now().Sub(row.AttemptedAt)
+			r.events.emit(outcomeEvent(fin.Status, fin.Snooze), row, took)
+			if h := r.cfg.Hooks.JobDone; h != nil && fin.Status.Finished() {
+				r.jobDone(h, jr, fin, took)
+			}
 		}
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
@@ -109,7 +117,7 @@ func (r *run) work(jr *jobRun) (stopped, ok bool, err error) {
 	unwatch := context.AfterFunc(outer, func() {
 		grace.Store(time.AfterFunc(stopGrace, func() { r.abandon(ctx, jr) }))
 	})
-	err = safeCall(ctx, func(ctx context.Context) error { return jr.unit.work(ctx, jr.job) })
+	err = r.call(ctx, jr)
 	if !jr.finished.CompareAndSwap(false, true) {
 		return false, false, nil
 	}
@@ -122,6 +130,51 @@ func (r *run) work(jr *jobRun) (stopped, ok bool, err error) {
 	// Stop interrupted the job only if it cancelled the context before the
 	// worker returned, and the worker did not ask for a snooze or a cancel.
 	return interrupted(ctx, err), true, err
+}
+
+// call runs jr's worker with ctx, in its middleware, between the job's
+// hooks, turning a panic into a *PanicError.
+func (r *run) call(ctx context.Context, jr *jobRun) error {
+	hooks := &r.cfg.Hooks
+	if hooks.JobStarted == nil && hooks.JobFinished == nil && len(jr.mw) == 0 {
+		return safeCall(ctx, func(ctx context.Context) error { return jr.unit.work(ctx, jr.job) })
+	}
+	if h := hooks.JobStarted; h != nil {
+		r.hook("JobStarted", jr, func() { h(ctx, jr.view()) })
+	}
+	started := time.Now()
+	work := func(ctx context.Context) error { return jr.unit.work(ctx, jr.job) }
+	if len(jr.mw) > 0 {
+		work = wrapWork(jr.mw, jr.view(), work)
+	}
+	err := safeCall(ctx, work)
+	if h := hooks.JobFinished; h != nil {
+		r.hook("JobFinished", jr, func() { h(ctx, jr.view(), err, time.Since(started)) })
+	}
+	return err
+}
+
+// hookCtx returns a context for a hook or handler about jr once its
+// worker has returned: the job's values, without its end.
+func (r *run) hookCtx(jr *jobRun) context.Context {
+	return context.WithValue(r.jobsCtx, jobRunKey{}, jr)
+}
+
+// jobDone calls the JobDone hook h with jr's final outcome fin.
+func (r *run) jobDone(h func(context.Context, *JobDone), jr *jobRun, fin *driver.JobFinalize, took time.Duration) {
+	row := *jr.row
+	row.Status, row.FinalizedAt, row.LockedBy, row.LockedUntil = fin.Status, fin.FinalizedAt, "", time.Time{}
+	if fin.Result != nil {
+		row.Result = fin.Result
+	}
+	if fin.Error != nil {
+		row.Errors = append(slices.Clip(row.Errors), *fin.Error)
+	}
+	if fin.Logs != nil {
+		row.Logs, row.LogsDropped = fin.Logs.Records, fin.Logs.Dropped
+	}
+	done := &JobDone{Job: &row, Event: outcomeEvent(fin.Status, false), Took: took}
+	r.hook("JobDone", jr, func() { h(r.hookCtx(jr), done) })
 }
 
 // interrupted reports whether a worker's error err comes from Stop ending
@@ -170,6 +223,9 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bool) *driver.JobFinalize {
 	row, now := jr.row, r.cfg.now()
 	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
+	// The records logged since the last write go with the outcome.
+	fin.Logs, _ = jr.unwrittenLogs()
+	defer func() { fin.Insert = r.notifications(jr, fin) }()
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true
@@ -203,6 +259,9 @@ func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bo
 // nextRetry asks the worker's or the Config's retry policy when jr runs
 // again. A policy that panics or returns a time in the past retries at once.
 func (r *run) nextRetry(jr *jobRun, now time.Time) (at time.Time) {
+	if jr.retryIn > 0 {
+		return now.Add(jr.retryIn).UTC().Truncate(time.Microsecond)
+	}
 	policy := r.cfg.RetryPolicy
 	if jr.unit != nil && jr.unit.retryPolicy != nil {
 		policy = jr.unit.retryPolicy

@@ -50,6 +50,27 @@ type jobRun struct {
 	// fin is the outcome the client writes when the run ends (by whichever
 	// ends it: see finished).
 	fin driver.JobFinalize
+	// log is what the job's Logger keeps, once the worker asked for it.
+	log atomic.Pointer[jobLog]
+	// row is the worker's own copy of the job's row, set by prepare: what
+	// middleware, hooks and handlers are shown (nil if prepare failed).
+	workerRow *JobRow
+	// retryIn is an ErrorHandler's delay before the retry, if it chose
+	// one.
+	retryIn time.Duration
+	// mw is the work middleware of the job's worker, the Config's first.
+	mw []WorkMiddleware
+}
+
+// view returns the job's row as middleware, hooks and handlers see it:
+// the worker's copy, or, for a job that never reached its worker, a copy
+// of the claimed row.
+func (jr *jobRun) view() *JobRow {
+	if jr.workerRow != nil {
+		return jr.workerRow
+	}
+	row := *jr.row
+	return &row
 }
 
 // end ends the worker's context with cause, which starts the grace period
@@ -173,7 +194,7 @@ func (rj *runningJobs) revoke(id string) {
 }
 
 // progressed returns the running jobs whose reported progress was not
-// written yet, with that progress.
+// written yet, with that progress, and those that log, with nil progress.
 func (rj *runningJobs) progressed() ([]*jobRun, []*driver.JobProgress) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
@@ -182,9 +203,14 @@ func (rj *runningJobs) progressed() ([]*jobRun, []*driver.JobProgress) {
 		reports []*driver.JobProgress
 	)
 	for _, j := range rj.jobs {
-		if p := j.progress.Load(); p != nil && p != j.progressWritten {
+		p := j.progress.Load()
+		switch {
+		case p != nil && p != j.progressWritten:
 			runs = append(runs, j)
 			reports = append(reports, p)
+		case j.log.Load() != nil: // the logs may have changed
+			runs = append(runs, j)
+			reports = append(reports, nil)
 		}
 	}
 	return runs, reports

@@ -49,18 +49,31 @@ func (r *run) watchRevoked(ctx context.Context) {
 }
 
 // writeProgress writes, in one driver call, the progress reported by the
-// run's jobs since it last did, and sends an EventProgressed for each job
-// it was stored on. A write that fails is tried again at the next call;
-// progress that matched no job (its attempt ended meanwhile) is dropped.
+// run's jobs since it last did and the records they logged (see Logger),
+// and sends an EventProgressed for each job whose progress it stored. A
+// write that fails is tried again at the next call; what matched no job
+// (its attempt ended meanwhile) is dropped.
 func (r *run) writeProgress(ctx context.Context) {
 	runs, reports := r.running.progressed()
-	if len(runs) == 0 {
-		return
-	}
-	items := make([]*driver.JobProgressUpdate, len(runs))
+	items := make([]*driver.JobProgressUpdate, 0, len(runs))
+	seqs := make([]uint64, 0, len(runs))
 	for i, jr := range runs {
-		items[i] = &driver.JobProgressUpdate{ID: jr.row.ID, Attempt: jr.row.Attempt, LockedBy: jr.row.LockedBy,
-			Progress: *reports[i]}
+		u := &driver.JobProgressUpdate{ID: jr.row.ID, Attempt: jr.row.Attempt, LockedBy: jr.row.LockedBy}
+		if reports[i] != nil {
+			u.Progress = *reports[i]
+		} else {
+			u.KeepProgress = true
+		}
+		var seq uint64
+		u.Logs, seq = jr.unwrittenLogs()
+		if u.KeepProgress && u.Logs == nil {
+			continue // a logger without new records
+		}
+		runs[len(items)], reports[len(items)] = jr, reports[i]
+		items, seqs = append(items, u), append(seqs, seq)
+	}
+	if len(items) == 0 {
+		return
 	}
 	matched, err := r.exec.JobProgress(ctx, &driver.JobProgressParams{Jobs: items})
 	if err != nil {
@@ -70,7 +83,14 @@ func (r *run) writeProgress(ctx context.Context) {
 		return
 	}
 	now := r.cfg.now()
-	for i, jr := range runs {
+	for i, u := range items {
+		jr := runs[i]
+		if u.Logs != nil {
+			jr.log.Load().wrote(seqs[i])
+		}
+		if u.KeepProgress {
+			continue
+		}
 		jr.progressWritten = reports[i]
 		if matched[i] {
 			row := *jr.row

@@ -48,6 +48,11 @@ func (WorkerDefaults[T]) RetryPolicy() RetryPolicy { return nil }
 // MaxRetries returns -2: the Config's MaxRetries.
 func (WorkerDefaults[T]) MaxRetries() int { return useConfigRetries }
 
+// Middleware returns nil: no middleware of the worker's own, only the
+// Config's WorkMiddleware. A worker that defines Middleware wraps each of
+// its jobs in what it returns, inside the Config's (see WorkMiddleware).
+func (WorkerDefaults[T]) Middleware() []WorkMiddleware { return nil }
+
 // useConfigRetries is what WorkerDefaults.MaxRetries returns.
 const useConfigRetries = -2
 
@@ -94,8 +99,13 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 	if _, ok := workers.units[topic]; ok {
 		return fmt.Errorf("add worker %q: %w", topic, ErrDuplicateWorker)
 	}
+	var mw []WorkMiddleware
+	if m, ok := any(worker).(workerMiddleware); ok {
+		mw = m.Middleware()
+	}
 	workers.units[topic] = &workUnit{
 		topic:       topic,
+		middleware:  mw,
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
 		prepare: func(run *jobRun) (any, time.Duration, error) {
@@ -107,6 +117,7 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 				row JobRow
 			}{row: *run.row}
 			box.job = Job[T]{JobRow: &box.row, run: run}
+			run.workerRow = &box.row
 			if err := json.Unmarshal(run.row.Payload, &box.job.Args); err != nil {
 				return nil, 0, fmt.Errorf("decode args of %q: %w", topic, err)
 			}
@@ -120,6 +131,7 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 // workUnit is a worker with its type erased, as the client runs it.
 type workUnit struct {
 	topic       string
+	middleware  []WorkMiddleware
 	maxRetries  int
 	retryPolicy RetryPolicy
 	// prepare decodes a job's args and returns the *Job[T] that work takes

@@ -31,20 +31,22 @@
 // carries follows one rule, valid UTF-8 without NUL characters, applied in
 // one of two ways:
 //
-//   - Text and JSON a caller chooses (a topic, a unique key, a progress
-//     message; a payload, a result) are checked with [CheckText] and
-//     [CheckJSON] before anything is written, and refused with a typed error
-//     when they break the rule: changing them would change what the caller
-//     meant. The client checks them in Enqueue, Ack, SetResult and
-//     ReportProgress (queue names are plainer still: letters, digits and a
-//     few marks), so drivers receive only such text from it.
+//   - Text and JSON a caller chooses (a topic, a unique key, a tag, a
+//     progress message; a payload, a result, metadata) are checked with
+//     [CheckText] and [CheckJSON] before anything is written, and refused
+//     with a typed error when they break the rule: changing them would
+//     change what the caller meant. The client checks them in Enqueue,
+//     Ack, SetResult and ReportProgress (queue names are plainer still:
+//     letters, digits and a few marks), so drivers receive only such text
+//     from it.
 //   - Text recorded on the caller's behalf (an attempt's error, a panic's
-//     stack) is never refused, since a job must not stay unfinished for the
-//     words of its error: [CleanText] replaces what breaks the rule with
-//     U+FFFD and cuts the text to size. The client cleans what it records;
-//     a driver whose database cannot store such text (pgxdriver) cleans the
-//     errors and progress messages it writes too, so that no caller of the
-//     driver can make an outcome unwritable.
+//     stack, a worker's log records) is never refused, since a job must not
+//     stay unfinished for the words of its error: [CleanText] replaces what
+//     breaks the rule with U+FFFD and cuts the text to size. The client
+//     cleans what it records; a driver whose database cannot store such
+//     text (pgxdriver) cleans the errors, progress messages and log records
+//     it writes too, so that no caller of the driver can make an outcome
+//     unwritable.
 //
 // # Fencing
 //
@@ -173,9 +175,9 @@ type Executor interface {
 	// matched. Items that do not match change nothing.
 	JobFinalize(ctx context.Context, params *JobFinalizeParams) ([]bool, error)
 
-	// JobProgress sets the Progress of running jobs: each item sets it on a
-	// job that is still processing under the claim (ID, Attempt, LockedBy)
-	// and changes nothing else. It returns, in the same order, whether each
+	// JobProgress sets the Progress, the Logs, or both, of running jobs:
+	// each item sets them on a job that is still processing under the
+	// claim (ID, Attempt, LockedBy) and changes nothing else. It returns, in the same order, whether each
 	// item matched. Items that do not match change nothing.
 	JobProgress(ctx context.Context, params *JobProgressParams) ([]bool, error)
 
@@ -345,6 +347,18 @@ type JobRow struct {
 	// Progress is the latest progress stored while the job ran, if any,
 	// kept after the attempt ends.
 	Progress *JobProgress `json:"progress,omitempty"`
+	// Tags are the labels the job was enqueued with, in order; nil when
+	// none.
+	Tags []string `json:"tags,omitempty"`
+	// Metadata is the JSON object the job was enqueued with (and that
+	// enqueue middleware added to); nil when none.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Logs are the records its workers logged (see [LogRecord]), oldest
+	// first, kept across attempts within the client's bounds; nil when
+	// none. LogsDropped counts the older records dropped to stay within
+	// them.
+	Logs        []LogRecord `json:"logs,omitempty"`
+	LogsDropped int         `json:"logs_dropped,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older
@@ -387,6 +401,10 @@ type JobInsert struct {
 	CreatedAt  time.Time
 	// UniqueKey is empty for a job that is not unique.
 	UniqueKey string
+	// Tags are the job's tags (nil for none) and Metadata its metadata, a
+	// JSON object (nil for none), both checked by the client.
+	Tags     []string
+	Metadata []byte
 }
 
 // JobInsertResult is the outcome of inserting one job.
@@ -446,6 +464,15 @@ type JobFinalize struct {
 	// kept. A client uses it for a snooze and to hand back a job it stops
 	// working before the job finished.
 	Snooze bool
+	// Logs, when not nil, become the job's logs (the whole of them, as
+	// the client holding the claim keeps them).
+	Logs *JobLogs
+	// Insert are jobs inserted in the same transaction as this outcome if,
+	// and only if, the item matches: a notification of the outcome that
+	// a crash can lose only together with the outcome itself. They are
+	// inserted as JobInsertMany would insert them; they must not have a
+	// UniqueKey.
+	Insert []*JobInsert
 }
 
 // JobHeartbeatParams are the params of [Executor.JobHeartbeat].

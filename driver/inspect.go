@@ -18,6 +18,13 @@ type JobFilter struct {
 	CreatedFrom, CreatedBefore time.Time
 	// RunAtFrom and RunAtBefore, when not zero, bound RunAt.
 	RunAtFrom, RunAtBefore time.Time
+	// Tags, when not empty, selects jobs carrying every one of these tags,
+	// or, with AnyTag, at least one of them.
+	Tags   []string
+	AnyTag bool
+	// Metadata, when not empty, selects jobs whose metadata has each of
+	// these keys with a JSON string value equal to the one given.
+	Metadata map[string]string
 }
 
 // JobListParams are the params of [Executor.JobList].

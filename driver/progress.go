@@ -22,14 +22,19 @@ type JobProgressParams struct {
 	Jobs []*JobProgressUpdate
 }
 
-// JobProgressUpdate sets the progress of one claim.
+// JobProgressUpdate sets the progress of one claim, its logs, or both.
 type JobProgressUpdate struct {
 	// ID, Attempt and LockedBy name the claim; the job changes only if it
 	// is still processing under this claim.
 	ID       string
 	Attempt  int
 	LockedBy string
-	// Progress becomes the job's Progress. Its Attempt is ignored: the
-	// claim's Attempt is stored.
+	// Progress becomes the job's Progress, unless KeepProgress. Its
+	// Attempt is ignored: the claim's Attempt is stored.
 	Progress JobProgress
+	// KeepProgress, when true, leaves the job's Progress as it is: the
+	// update sets its Logs only.
+	KeepProgress bool
+	// Logs, when not nil, become the job's logs (the whole of them).
+	Logs *JobLogs
 }

@@ -26,6 +26,8 @@ func pendingRow(j *driver.JobInsert) *driver.JobRow {
 		RunAt:      j.RunAt,
 		CreatedAt:  j.CreatedAt,
 		UniqueKey:  j.UniqueKey,
+		Tags:       slices.Clone(j.Tags),
+		Metadata:   bytes.Clone(j.Metadata),
 	}
 }
 
@@ -35,6 +37,9 @@ func cloneRow(r *driver.JobRow) *driver.JobRow {
 	c.Payload = bytes.Clone(r.Payload)
 	c.Result = bytes.Clone(r.Result)
 	c.Errors = slices.Clone(r.Errors)
+	c.Tags = slices.Clone(r.Tags)
+	c.Metadata = bytes.Clone(r.Metadata)
+	c.Logs = slices.Clone(r.Logs)
 	if r.Progress != nil {
 		p := *r.Progress
 		c.Progress = &p
@@ -69,6 +74,8 @@ func unlocked(r *driver.JobRow, status driver.JobStatus) *driver.JobRow {
 func cloneInsert(j *driver.JobInsert) *driver.JobInsert {
 	c := *j
 	c.Payload = bytes.Clone(j.Payload)
+	c.Tags = slices.Clone(j.Tags)
+	c.Metadata = bytes.Clone(j.Metadata)
 	return &c
 }
 
@@ -97,6 +104,24 @@ func requireRow(t *testing.T, want, got *driver.JobRow) {
 	requireTime(t, want.LockedUntil, got.LockedUntil, msg("LockedUntil"))
 	requireErrors(t, want.Errors, got.Errors, msg("Errors"))
 	requireProgress(t, want.Progress, got.Progress, msg("Progress"))
+	require.Equal(t, want.Tags, got.Tags, msg("Tags"))
+	requireJSON(t, want.Metadata, got.Metadata, msg("Metadata"))
+	requireLogs(t, want.Logs, got.Logs, msg("Logs"))
+	require.Equal(t, want.LogsDropped, got.LogsDropped, msg("LogsDropped"))
+}
+
+// requireLogs requires got to be the log records want, in order.
+func requireLogs(t *testing.T, want, got []driver.LogRecord, msg string) {
+	t.Helper()
+	require.Len(t, got, len(want), msg)
+	for i := range want {
+		m := fmt.Sprintf("%s[%d]", msg, i)
+		require.Equal(t, want[i].Attempt, got[i].Attempt, m+".Attempt")
+		require.Equal(t, want[i].Level, got[i].Level, m+".Level")
+		require.Equal(t, want[i].Message, got[i].Message, m+".Message")
+		requireJSON(t, want[i].Attrs, got[i].Attrs, m+".Attrs")
+		requireTime(t, want[i].Time, got[i].Time, m+".Time")
+	}
 }
 
 // requireProgress requires got to be the progress want (both nil counts).

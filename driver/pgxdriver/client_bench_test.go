@@ -93,6 +93,20 @@ func BenchmarkClientWorkBacklogTuned(b *testing.B) {
 // the default Config.
 func BenchmarkClientWorkBacklog100k(b *testing.B) { burnDown(b, clientbench.Size(100_000), 0, 0) }
 
+// BenchmarkClientWorkBacklog100kLogging is BenchmarkClientWorkBacklog100k
+// with jobs that log one record each through sluice.Logger, kept with the
+// job.
+func BenchmarkClientWorkBacklog100kLogging(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, pool := benchDriver(b)
+		backlog(b, pool, n, "pending")
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: true})
+	}
+}
+
 // BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with
 // 1M completed jobs already in the table.
 func BenchmarkClientWorkBacklogWithFinishedRows(b *testing.B) {

@@ -98,7 +98,8 @@ func (d *Driver) insertCombined(group []*batch.Request[insertReq]) {
 // insertGroup inserts plain jobs, then has queues notified once the insert
 // has committed (see [Driver.notifyLater]).
 func (d *Driver) insertGroup(ctx context.Context, jobs []*driver.JobInsert, queues []string) error {
-	if _, err := d.pool.Exec(ctx, d.q.insertRows, insertArgs(jobs)...); err != nil {
+	sql, args := insertRowsStmt(d.q, jobs)
+	if _, err := d.pool.Exec(ctx, sql, args...); err != nil {
 		return err
 	}
 	d.notifyLater(queues)

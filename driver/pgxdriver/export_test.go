@@ -1,6 +1,11 @@
 package pgxdriver
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
+)
 
 // Queries returns the driver's claim, heartbeat and rescue SQL, for tests
 // that check their plans.
@@ -31,3 +36,15 @@ func (d *Driver) ProgressQuery() string { return d.q.progress }
 // QueueLoadQueries returns the driver's queue load SQL, for tests that
 // check their plans.
 func (d *Driver) QueueLoadQueries() (running, ahead string) { return d.q.queueRunning, d.q.queueAhead }
+
+// FinalizeInsertQuery returns the driver's SQL for finalizations that
+// insert jobs, for tests that check its plan.
+func (d *Driver) FinalizeInsertQuery() string { return d.q.finalizeIns }
+
+// CountQuery returns the statement that counts the jobs f selects, as a
+// list's total does for a filter the counts cannot answer, and its
+// arguments, for tests that check its plan.
+func (d *Driver) CountQuery(f *driver.JobFilter) (string, []any) {
+	q := filtersql.New(dialect, f)
+	return "SELECT count(*) FROM " + d.Table() + " " + q.Where(), q.Args
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
 // JobFinalize ends every claim of the batch with one UPDATE over arrays:
@@ -22,7 +24,8 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return nil, errors.New("pgxdriver: finalize: nil params")
 	}
 	matched := make([]bool, len(p.Jobs))
-	full, plain := newFinalizeArrays(0), newFinalizeArrays(len(p.Jobs))
+	full, plain, withIns := newFinalizeArrays(0), newFinalizeArrays(len(p.Jobs)), newFinalizeArrays(0)
+	var ins insertArrays
 	for i, it := range p.Jobs {
 		if it == nil {
 			return nil, fmt.Errorf("pgxdriver: finalize: item %d is nil", i)
@@ -31,12 +34,19 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		if !ok {
 			continue // names no job
 		}
-		if it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil &&
-			(len(plain.index) == 0 || it.LockedBy == plain.lockedBy[0]) {
+		var err error
+		switch {
+		case len(it.Insert) > 0:
+			if err = ins.add(len(withIns.index)+1, it.Insert); err == nil {
+				err = withIns.addFull(i, id, it)
+			}
+		case it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil && it.Logs == nil &&
+			(len(plain.index) == 0 || it.LockedBy == plain.lockedBy[0]):
 			plain.add(i, id, it)
-			continue
+		default:
+			err = full.addFull(i, id, it)
 		}
-		if err := full.addFull(i, id, it); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("pgxdriver: finalize: item %d: %w", i, err)
 		}
 	}
@@ -47,13 +57,74 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(full.index) > 0 {
 		stmts = append(stmts, batchStmt{e.d.q.finalize, full.finalizeArgs(), scanMatched(matched, full.index)})
 	}
+	if len(withIns.index) > 0 {
+		stmts = append(stmts, batchStmt{e.d.q.finalizeIns, append(withIns.finalizeArgs(), ins.args()...),
+			scanMatched(matched, withIns.index)})
+	}
 	if len(stmts) == 0 {
 		return matched, nil
 	}
 	if err := e.queryBatch(ctx, lazy, stmts...); err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
+	if queues := ins.matchedQueues(matched, withIns.index); len(queues) > 0 {
+		e.notifyAfter(queues)
+	}
 	return matched, nil
+}
+
+// insertArrays are the parallel arrays of the jobs finalizeInsertSQL
+// inserts, each with the number of its item among the statement's items.
+type insertArrays struct {
+	item []int64
+	jobs []*driver.JobInsert
+}
+
+// add appends the jobs of the statement's item number n.
+func (a *insertArrays) add(n int, jobs []*driver.JobInsert) error {
+	for k, j := range jobs {
+		switch {
+		case j == nil:
+			return fmt.Errorf("insert %d is nil", k)
+		case j.UniqueKey != "":
+			return fmt.Errorf("insert %d has a unique key", k)
+		case j.Priority != int(int32(j.Priority)) || j.MaxRetries != int(int32(j.MaxRetries)):
+			return fmt.Errorf("insert %d: priority or max retries out of the 32-bit range", k)
+		}
+		if _, ok := parseUUID(j.ID); !ok {
+			return fmt.Errorf("insert %d: ID %q is not a UUID", k, j.ID)
+		}
+		a.item = append(a.item, int64(n))
+		a.jobs = append(a.jobs, j)
+	}
+	return nil
+}
+
+// args returns the arrays, after the finalize statement's own.
+func (a *insertArrays) args() []any {
+	return append([]any{a.item}, taggedArgs(a.jobs)...)
+}
+
+// matchedQueues returns the queues of the jobs inserted for items that
+// matched (index maps item numbers to items).
+func (a *insertArrays) matchedQueues(matched []bool, index []int) []string {
+	var queues []string
+	for k, j := range a.jobs {
+		if matched[index[a.item[k]-1]] && !slices.Contains(queues, j.Queue) {
+			queues = append(queues, j.Queue)
+		}
+	}
+	return queues
+}
+
+// notifyAfter has queues notified of new jobs once they are committed: on
+// the pool at once. In a caller's transaction nothing is sent: a statement
+// that failed there would abort the caller's transaction, and a client
+// finds the jobs at its next poll.
+func (e *executor) notifyAfter(queues []string) {
+	if !e.inTx {
+		e.d.notifyLater(queues)
+	}
 }
 
 // finalizeArrays are the parallel arrays of completeSQL or finalizeSQL,
@@ -64,7 +135,7 @@ type finalizeArrays struct {
 	attempts, giveBack               []int32
 	lockedBy, statuses, fromStatus   []string
 	runAts, finalizedAts, attempteds []pgtype.Timestamptz
-	errs, results                    []pgtype.Text
+	errs, results, logs              []pgtype.Text
 }
 
 // newFinalizeArrays returns arrays with room for n items.
@@ -107,6 +178,14 @@ func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) 
 	a.giveBack = append(a.giveBack, back)
 	a.errs = append(a.errs, nullText(e))
 	a.results = append(a.results, nullText(it.Result))
+	var logs []byte
+	if it.Logs != nil {
+		var err error
+		if logs, err = rowcodec.LogsJSON(it.Logs); err != nil {
+			return err
+		}
+	}
+	a.logs = append(a.logs, nullText(logs))
 	return nil
 }
 
@@ -116,5 +195,5 @@ func (a *finalizeArrays) completeArgs() []any {
 
 func (a *finalizeArrays) finalizeArgs() []any {
 	return []any{a.ids, a.attempts, a.lockedBy, a.statuses, a.runAts, a.finalizedAts, a.giveBack, a.errs, a.results,
-		a.fromStatus, a.attempteds}
+		a.fromStatus, a.attempteds, a.logs}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,13 +66,13 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 	useCopy := len(plain) >= CopyThreshold
 	run := func(db dbtx) error {
 		if useCopy {
-			if _, err := db.CopyFrom(ctx, e.d.tableIdent(), copyColumns, copySource(plain)); err != nil {
+			if _, err := db.CopyFrom(ctx, e.d.tableIdent(), copyColumnsFor(plain), copySource(plain)); err != nil {
 				return err
 			}
 		}
 		b := &pgx.Batch{}
 		if len(plain) > 0 && !useCopy {
-			b.Queue(e.d.q.insertRows, insertArgs(plain)...)
+			queueInsertRows(b, e.d.q, plain)
 		}
 		for _, i := range unique {
 			b.Queue(e.d.q.insertUnique, uniqueArgs(jobs[i])...)
@@ -107,7 +108,7 @@ func (e *executor) copyPlain(ctx context.Context, jobs []*driver.JobInsert, queu
 	}
 	cctx, cancel := e.detach(ctx)
 	defer cancel()
-	if _, err := e.db.CopyFrom(cctx, e.d.tableIdent(), copyColumns, copySource(jobs)); err != nil {
+	if _, err := e.db.CopyFrom(cctx, e.d.tableIdent(), copyColumnsFor(jobs), copySource(jobs)); err != nil {
 		return err
 	}
 	e.d.notifyLater(queues)
@@ -206,13 +207,67 @@ func insertArgs(jobs []*driver.JobInsert) []any {
 func uniqueArgs(j *driver.JobInsert) []any {
 	id, _ := parseUUID(j.ID) // checked by JobInsertMany
 	return []any{id, j.Topic, j.Queue, j.Priority, string(j.Payload), j.MaxRetries,
-		j.RunAt, j.CreatedAt, j.UniqueKey}
+		j.RunAt, j.CreatedAt, j.UniqueKey, nullTags(j.Tags), nullText(j.Metadata)}
+}
+
+// nullTags returns tags as a text array parameter, NULL when empty.
+func nullTags(tags []string) []string {
+	if len(tags) == 0 {
+		return nil
+	}
+	return tags
+}
+
+// tagged reports whether any of jobs has tags or metadata.
+func tagged(jobs []*driver.JobInsert) bool {
+	for _, j := range jobs {
+		if len(j.Tags) > 0 || j.Metadata != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// queueInsertRows queues on b the insert of jobs, which have no unique
+// key (see insertRowsStmt).
+func queueInsertRows(b *pgx.Batch, q *queries, jobs []*driver.JobInsert) {
+	sql, args := insertRowsStmt(q, jobs)
+	b.Queue(sql, args...)
+}
+
+// insertRowsStmt returns the statement inserting jobs, which have no
+// unique key, and its arguments: insertTagged when any has tags or
+// metadata, else insertRows.
+func insertRowsStmt(q *queries, jobs []*driver.JobInsert) (string, []any) {
+	if !tagged(jobs) {
+		return q.insertRows, insertArgs(jobs)
+	}
+	return q.insertTagged, taggedArgs(jobs)
+}
+
+// taggedArgs returns the parallel arrays of the insertTagged statement.
+func taggedArgs(jobs []*driver.JobInsert) []any {
+	tags, metadata := make([]pgtype.Text, len(jobs)), make([]pgtype.Text, len(jobs))
+	for i, j := range jobs {
+		tags[i], metadata[i] = nullText(rowcodec.TagsJSON(j.Tags)), nullText(j.Metadata)
+	}
+	return append(insertArgs(jobs), tags, metadata)
+}
+
+// copyColumnsFor returns the columns COPY fills for jobs: copyColumns, and
+// tags and metadata when any of jobs has them.
+func copyColumnsFor(jobs []*driver.JobInsert) []string {
+	if !tagged(jobs) {
+		return copyColumns
+	}
+	return append(slices.Clone(copyColumns), "tags", "metadata")
 }
 
 // copySource returns the rows COPY inserts, in the order of copyColumns.
 func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 	i := -1
-	row := make([]any, len(copyColumns))
+	full := tagged(jobs)
+	row := make([]any, len(copyColumnsFor(jobs)))
 	return pgx.CopyFromFunc(func() ([]any, error) {
 		i++
 		if i >= len(jobs) {
@@ -225,6 +280,12 @@ func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 		id, _ := parseUUID(j.ID) // checked by JobInsertMany
 		row[0], row[1], row[2], row[3], row[4] = id, j.Topic, j.Queue, int32(j.Priority), string(j.Payload)
 		row[5], row[6], row[7], row[8], row[9] = "pending", int32(0), int32(j.MaxRetries), j.RunAt, j.CreatedAt
+		if full {
+			row[10], row[11] = nullTags(j.Tags), nil
+			if j.Metadata != nil {
+				row[11] = string(j.Metadata)
+			}
+		}
 		return row, nil
 	})
 }

@@ -21,6 +21,17 @@ var dialect = &filtersql.Dialect{
 		return col + " = ANY(" + ph + "::text[])", vals
 	},
 	Time: func(t time.Time) any { return t },
+	// The GIN index over tags serves both: @> (every tag) and && (any).
+	Tags: func(ph string, tags []string, any bool) (string, any) {
+		if any {
+			return "tags && " + ph + "::text[]", tags
+		}
+		return "tags @> " + ph + "::text[]", tags
+	},
+	MetaKey: func(key string) any { return key },
+	Meta: func(keyPh, valPh string) string {
+		return "metadata -> " + keyPh + "::text = to_jsonb(" + valPh + "::text)"
+	},
 }
 
 // JobList reads one page of jobs and their total in one transaction, so

@@ -53,7 +53,8 @@ func loadMigrations() ([]migration.Migration, error) {
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable(),
 		"{t_counts}", d.countsTable(), "{t_count_log}", d.countLogTable()}
-	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "failed_idx"} {
+	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "failed_idx",
+		"tags_idx"} {
 		name := d.table + "_" + suffix
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
 )
 
 // TestPlans checks that claims, heartbeats and rescues are served by the
@@ -21,8 +23,20 @@ func TestPlans(t *testing.T) {
 	ctx := t.Context()
 	_, err := d.Executor().JobInsertMany(ctx, params(jobs(200, "default")))
 	require.NoError(t, err)
+	tagged := jobs(200, "default")
+	for i, j := range tagged {
+		j.Tags = []string{"t", fmt.Sprintf("t%d", i%10)}
+	}
+	_, err = d.Executor().JobInsertMany(ctx, params(tagged))
+	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE sluice_jobs`)
 	require.NoError(t, err)
+	// A total over tags counts through the index of tags.
+	for _, f := range []*driver.JobFilter{{Tags: []string{"t1"}}, {Tags: []string{"t1", "t2"}, AnyTag: true}} {
+		sql, args := d.CountQuery(f)
+		plan := explain(t, pool, sql, args...)
+		require.Contains(t, plan, "sluice_jobs_tags_idx", "count by tags %v plan:\n%s", f.Tags, plan)
+	}
 
 	claim, heartbeat, rescue := d.Queries()
 	running, ahead := d.QueueLoadQueries()
@@ -118,15 +132,24 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 		processing[i] = "processing"
 	}
 	args := []any{ids, attempts, lockedBy, statuses, times, times, give, make([]*string, 1000), make([]*string, 1000), processing,
-		attemptedAts}
+		attemptedAts, make([]*string, 1000)}
 	requireNoCrossJoin(t, pool, "finalize", d.FinalizeQuery(), args)
+	// With a notification job to insert for each: the same update.
+	item := make([]int64, 1000)
+	newIDs, texts, ints := make([]string, 1000), make([]string, 1000), make([]int32, 1000)
+	for i := range item {
+		item[i], newIDs[i], texts[i] = int64(i+1), fmt.Sprintf("0190f5d2-0000-7000-9000-%012d", i), "{}"
+	}
+	requireNoCrossJoin(t, pool, "finalizeInsert", d.FinalizeInsertQuery(), append(args, item, newIDs, texts, texts, ints,
+		texts, ints, times, times, make([]*string, 1000), make([]*string, 1000)))
 	requireNoCrossJoin(t, pool, "complete", d.CompleteQuery(), []any{ids, attempts, "c", attemptedAts, times})
 	// A progress write of as many jobs, likewise.
 	progress := make([]string, 1000)
 	for i := range progress {
 		progress[i] = `{"percent": 50}`
 	}
-	requireNoCrossJoin(t, pool, "progress", d.ProgressQuery(), []any{ids, attempts, lockedBy, progress, processing})
+	requireNoCrossJoin(t, pool, "progress", d.ProgressQuery(), []any{ids, attempts, lockedBy, progress, processing,
+		make([]*string, 1000)})
 }
 
 // requireNoCrossJoin runs the batch statement sql (EXPLAIN ANALYZE, rolled

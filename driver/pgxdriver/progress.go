@@ -24,11 +24,12 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 	}
 	matched := make([]bool, len(p.Jobs))
 	var (
-		ids                []pgtype.UUID
-		attempts           []int32
-		lockedBy, progress []string
-		fromStatus         []string
-		index              []int
+		ids            []pgtype.UUID
+		attempts       []int32
+		lockedBy       []string
+		progress, logs []pgtype.Text
+		fromStatus     []string
+		index          []int
 	)
 	for i, u := range p.Jobs {
 		if u == nil {
@@ -38,21 +39,30 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 		if !ok {
 			continue
 		}
-		b, err := rowcodec.ProgressJSON(u)
-		if err != nil {
-			return nil, fmt.Errorf("pgxdriver: progress: item %d: %w", i, err)
+		var b, l []byte
+		var err error
+		if !u.KeepProgress {
+			if b, err = rowcodec.ProgressJSON(u); err != nil {
+				return nil, fmt.Errorf("pgxdriver: progress: item %d: %w", i, err)
+			}
+		}
+		if u.Logs != nil {
+			if l, err = rowcodec.LogsJSON(u.Logs); err != nil {
+				return nil, fmt.Errorf("pgxdriver: progress: item %d: %w", i, err)
+			}
 		}
 		ids = append(ids, id)
 		attempts = append(attempts, int32(u.Attempt))
 		lockedBy = append(lockedBy, u.LockedBy)
-		progress = append(progress, string(b))
+		progress = append(progress, nullText(b))
+		logs = append(logs, nullText(l))
 		fromStatus = append(fromStatus, string(driver.StatusProcessing))
 		index = append(index, i)
 	}
 	if len(ids) == 0 {
 		return matched, nil
 	}
-	err := e.queryBatch(ctx, lazy, batchStmt{e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus},
+	err := e.queryBatch(ctx, lazy, batchStmt{e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus, logs},
 		scanMatched(matched, index)})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)

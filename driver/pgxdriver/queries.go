@@ -11,7 +11,7 @@ import (
 // qualified by the alias j.
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress"
+	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -26,17 +26,29 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[]
 	$7::timestamptz[], $8::timestamptz[])
 	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at)`
 
+	// insertTaggedSQL is insertRowsSQL for jobs with tags or metadata: each
+	// job's tags arrive as a JSON array and its metadata as JSON text
+	// (NULL for none), since an array of arrays cannot be ragged.
+	insertTaggedSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
+	max_retries, run_at, created_at, tags, metadata)
+SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
+	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
+	u.metadata::jsonb
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
+	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)`
+
 	// insertUniqueSQL inserts one job unless a live job has its unique key,
 	// and returns the new row (false) or the live one (true). $1 id, $2
 	// topic, $3 queue, $4 priority, $5 payload, $6 max_retries, $7 run_at,
-	// $8 created_at, $9 unique_key. The live row is read only when nothing
+	// $8 created_at, $9 unique_key, $10 tags, $11 metadata. The live row is read only when nothing
 	// was inserted; it is visible to this statement unless it was committed
 	// after the statement began, and then nothing is returned and the
 	// caller runs the statement again.
 	insertUniqueSQL = `WITH ins AS (
 	INSERT INTO {t} AS j (id, topic, queue, priority, payload, status, attempt,
-		max_retries, run_at, created_at, unique_key)
-	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9)
+		max_retries, run_at, created_at, unique_key, tags, metadata)
+	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9, $10::text[], $11::text::jsonb)
 	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 	DO NOTHING
 	RETURNING {cols}
@@ -85,11 +97,12 @@ SET status = i.status,
 	max_retries = j.max_retries + i.give_back,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN i.error IS NULL THEN j.errors ELSE {finalizeErrors} END,
-	result = coalesce(i.result::jsonb, j.result)
+	result = coalesce(i.result::jsonb, j.result), logs = coalesce(i.logs::jsonb, j.logs)
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
-	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[], $11::timestamptz[]) WITH ORDINALITY
+	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[])
+	WITH ORDINALITY
 	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, from_status,
-		attempted_at, ord)
+		attempted_at, logs, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
@@ -113,12 +126,28 @@ RETURNING i.ord`
 	// finalizeSQL ends them, for the same reasons; the items that matched
 	// come back by number.
 	progressSQL = `UPDATE {t} AS j
-SET progress = i.progress::jsonb
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
-	AS i(id, attempt, locked_by, progress, from_status, ord)
+SET progress = coalesce(i.progress::jsonb, j.progress), logs = coalesce(i.logs::jsonb, j.logs)
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, progress, from_status, logs, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.status = i.from_status
 RETURNING i.ord`
+
+	// finalizeInsertSQL is finalizeSQL that also inserts, in the same
+	// statement, the jobs of the items that matched: $13 holds each job's
+	// item (its number among the items), $14 to $21 its columns as
+	// insertRowsSQL takes them.
+	finalizeInsertSQL = `WITH done AS (` + finalizeSQL + `),
+ins AS (INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
+	max_retries, run_at, created_at, tags, metadata)
+	SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at,
+		u.created_at, CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
+		u.metadata::jsonb
+	FROM unnest($13::int8[], $14::uuid[], $15::text[], $16::text[], $17::int[], $18::text[], $19::int[],
+		$20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[])
+		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)
+	WHERE u.item IN (SELECT ord FROM done))
+SELECT ord FROM done`
 
 	// heartbeatSQL: $1 client, $2 locked_until. The condition on
 	// locked_until lets it walk the lease index, which holds only the jobs
@@ -173,10 +202,12 @@ WHERE locked_until IS NOT NULL AND status = 'processing' AND queue = $1 GROUP BY
 type queries struct {
 	channel      string
 	insertRows   string
+	insertTagged string
 	insertUnique string
 	notify       string
 	claim        string
 	finalize     string
+	finalizeIns  string
 	complete     string
 	progress     string
 	heartbeat    string
@@ -196,10 +227,12 @@ func newQueries(table, counts, countLog, channel string) *queries {
 	return &queries{
 		channel:      channel,
 		insertRows:   fill(insertRowsSQL),
+		insertTagged: fill(insertTaggedSQL),
 		insertUnique: fill(insertUniqueSQL),
 		notify:       notifySQL,
 		claim:        fill(claimSQL),
 		finalize:     fill(finalizeSQL),
+		finalizeIns:  fill(finalizeInsertSQL),
 		complete:     fill(completeSQL),
 		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),

@@ -93,6 +93,8 @@ type rowScanner struct {
 	topic, queue, status, lockedBy, key   []byte
 	attemptedBy                           []byte
 	payload, errs, result, progress       []byte
+	tags                                  []string
+	metadata, logs                        []byte
 	dest                                  []any
 	names                                 map[string]string
 }
@@ -111,12 +113,13 @@ func (r *rowScanner) init(borrowed bool, lead []any) {
 	r.dest = append(lead, &r.id, text(&r.topic), text(&r.queue), &r.priority, &r.payload, text(&r.status),
 		&r.attempt, &r.maxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
 		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.key), &r.errs, &r.result,
-		text(&r.attemptedBy), &r.progress)
+		text(&r.attemptedBy), &r.progress, &r.tags, &r.metadata, &r.logs)
 }
 
 // scan reads one row into a new job.
 func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 	r.payload, r.errs, r.result, r.progress = nil, nil, nil, nil
+	r.tags, r.metadata, r.logs = nil, nil, nil
 	if err := s.Scan(r.dest...); err != nil {
 		return nil, err
 	}
@@ -139,6 +142,15 @@ func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 	}
 	if j.Progress, err = rowcodec.Progress(r.progress); err != nil {
 		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
+	}
+	if len(r.tags) > 0 {
+		j.Tags = r.tags
+	}
+	if len(r.metadata) > 0 {
+		j.Metadata = r.metadata
+	}
+	if j.Logs, j.LogsDropped, err = rowcodec.Logs(r.logs); err != nil {
+		return nil, fmt.Errorf("job %s: decode logs: %w", j.ID, err)
 	}
 	return j, nil
 }

@@ -73,7 +73,7 @@ func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, b
 	if p == nil {
 		return nil, fmt.Errorf("sqlitedriver: %s: nil params", op)
 	}
-	q := filtersql.New(dialect, &p.Filter)
+	q := filtersql.New(e.d.dialect, &p.Filter)
 	if p.IDs != nil {
 		if len(p.IDs) == 0 {
 			return []*driver.JobRow{}, nil
@@ -82,7 +82,7 @@ func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, b
 		if err != nil {
 			return nil, fmt.Errorf("sqlitedriver: %s: %w", op, err)
 		}
-		q = filtersql.New(dialect, &driver.JobFilter{})
+		q = filtersql.New(e.d.dialect, &driver.JobFilter{})
 		q.Cond("id IN (SELECT value FROM json_each(" + q.Arg(string(ids)) + "))")
 	}
 	query := build(q)

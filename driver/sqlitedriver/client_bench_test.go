@@ -62,6 +62,19 @@ func burnDown(b *testing.B, n, finished int, jobTime time.Duration) {
 // Config (10 workers).
 func BenchmarkWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(100_000), 0, 0) }
 
+// BenchmarkWorkBacklogLogging is BenchmarkWorkBacklog with jobs that log
+// one record each through sluice.Logger, kept with the job.
+func BenchmarkWorkBacklogLogging(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, db := benchDriver(b)
+		backlog(b, db, n, "pending")
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: true})
+	}
+}
+
 // BenchmarkWorkBacklogOneMillisecond works a backlog of jobs that take 1 ms
 // each: with the default 10 workers, at most 10,000 jobs/s.
 func BenchmarkWorkBacklogOneMillisecond(b *testing.B) {

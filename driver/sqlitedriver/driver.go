@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/batch"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
 	"github.com/sluicehq/sluice/driver/internal/sqlident"
 )
 
@@ -24,6 +25,8 @@ type Driver struct {
 	// it.
 	err error
 	q   *queries
+	// dialect writes the driver's filters.
+	dialect *filtersql.Dialect
 	// writes serializes the writes this driver makes on its own handle:
 	// its token, the write token, is held by every write that does not
 	// run in a caller's transaction, and writes that wait for it are
@@ -70,6 +73,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 		d.err = errors.New("sqlitedriver: New: nil *sql.DB")
 	}
 	d.q = newQueries(d.table)
+	d.dialect = newDialect(d.table)
 	d.stmts.db = db
 	return d
 }

@@ -30,7 +30,11 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if err != nil {
 		return nil, err
 	}
-	queries := []string{e.d.q.finalizeBatch, e.d.q.finalize, e.d.q.countIDs, e.d.q.count}
+	if err := checkInserts(p.Jobs); err != nil {
+		return nil, err
+	}
+	var inserted []driver.JobInsertResult
+	queries := []string{s.batchQuery(e.d.q), e.d.q.finalize, e.d.q.countIDs, e.d.q.count}
 	err = e.writeTx(ctx, op, queries, func(r runner) error {
 		var counts countMoves
 		if s.list != nil {
@@ -38,31 +42,86 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 				return err
 			}
 		}
-		if len(s.rest) == 0 {
-			return counts.apply(ctx, r)
-		}
-		ran := make([]bool, len(s.rest))
-		if err := execAll(ctx, r, e.d.q.finalize, s.rest, ran); err != nil {
+		if err := e.finalizeRest(ctx, r, p, s, matched, &counts); err != nil {
 			return err
 		}
-		ids := make([]string, 0, len(s.rest))
-		for k, ok := range ran {
-			if ok {
-				matched[s.restAt[k]] = true
-				ids = append(ids, p.Jobs[s.restAt[k]].ID)
-			}
+		if err := counts.apply(ctx, r); err != nil {
+			return err
 		}
-		if len(ids) > 0 {
-			if err := counts.addIDs(ctx, r, driver.StatusProcessing, ids); err != nil {
-				return err
-			}
-		}
-		return counts.apply(ctx, r)
+		inserted, err = insertFor(ctx, r, p.Jobs, matched)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(inserted) > 0 {
+		e.d.hub.notifyInserted(inserted, e.tx == nil)
+	}
 	return matched, nil
+}
+
+// finalizeRest runs the statement for one job for each item s did not
+// batch, marks in matched those that matched, and adds their moves to
+// counts.
+func (e *executor) finalizeRest(ctx context.Context, r runner, p *driver.JobFinalizeParams, s *finalizeSplit,
+	matched []bool, counts *countMoves) error {
+	if len(s.rest) == 0 {
+		return nil
+	}
+	ran := make([]bool, len(s.rest))
+	if err := execAll(ctx, r, e.d.q.finalize, s.rest, ran); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(s.rest))
+	for k, ok := range ran {
+		if ok {
+			matched[s.restAt[k]] = true
+			ids = append(ids, p.Jobs[s.restAt[k]].ID)
+		}
+	}
+	if len(ids) > 0 {
+		return counts.addIDs(ctx, r, driver.StatusProcessing, ids)
+	}
+	return nil
+}
+
+// checkInserts checks the jobs the items would insert.
+func checkInserts(items []*driver.JobFinalize) error {
+	for i, it := range items {
+		if it == nil {
+			continue // splitFinalize reports it
+		}
+		for k, j := range it.Insert {
+			if j == nil || j.UniqueKey != "" {
+				return fmt.Errorf("sqlitedriver: finalize: item %d: insert %d: nil, or with a unique key", i, k)
+			}
+		}
+	}
+	return nil
+}
+
+// insertFor inserts through r the jobs of the items that matched, and
+// returns their results.
+func insertFor(ctx context.Context, r runner, items []*driver.JobFinalize, matched []bool) ([]driver.JobInsertResult, error) {
+	var jobs []*driver.JobInsert
+	for i, it := range items {
+		if matched[i] {
+			jobs = append(jobs, it.Insert...)
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	results, plain, _, err := rowcodec.SplitInsert(jobs)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range planInsert(r.d.q, plain) {
+		if _, err := r.exec(ctx, st.query, st.args...); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
 }
 
 // finalizeSplit is a finalize batch split between the statement for many
@@ -78,6 +137,16 @@ type finalizeSplit struct {
 	// restAt, in order.
 	rest   [][]any
 	restAt []int
+	// logs is set when an item of the statement for many has logs.
+	logs bool
+}
+
+// batchQuery returns the statement for many jobs that s needs.
+func (s *finalizeSplit) batchQuery(q *queries) string {
+	if s.logs {
+		return q.finalizeBatchLogs
+	}
+	return q.finalizeBatch
 }
 
 // splitFinalize splits items: those that end without an error or a snooze,
@@ -95,8 +164,15 @@ func splitFinalize(items []*driver.JobFinalize) (*finalizeSplit, error) {
 					s.lead = j
 				}
 				s.at[j.ID] = i
-				many = append(many, []any{j.ID, j.Attempt, micros(j.AttemptedAt),
-					nullMicros(j.FinalizedAt), nullJSON(j.Result)})
+				item := []any{j.ID, j.Attempt, micros(j.AttemptedAt), nullMicros(j.FinalizedAt), nullJSON(j.Result), nil}
+				if j.Logs != nil {
+					b, err := rowcodec.LogsJSON(j.Logs)
+					if err != nil {
+						return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
+					}
+					item[5], s.logs = string(b), true
+				}
+				many = append(many, item)
 				continue
 			}
 		}
@@ -131,7 +207,7 @@ func batchable(j *driver.JobFinalize) bool {
 // runBatch runs the statement for many jobs through r, marks in matched the
 // items it ended, and adds their moves to counts.
 func (s *finalizeSplit) runBatch(ctx context.Context, r runner, matched []bool, counts *countMoves) error {
-	rows, err := r.query(ctx, r.d.q.finalizeBatch, string(s.list), s.lead.LockedBy, string(s.lead.Status))
+	rows, err := r.query(ctx, s.batchQuery(r.d.q), string(s.list), s.lead.LockedBy, string(s.lead.Status))
 	if err != nil {
 		return err
 	}
@@ -213,8 +289,16 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 	if j.Snooze {
 		dec = 1
 	}
+	var logs any
+	if j.Logs != nil {
+		b, err := rowcodec.LogsJSON(j.Logs)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: encode logs: %w", j.ID, err)
+		}
+		logs = string(b)
+	}
 	return []any{j.ID, j.Attempt, j.LockedBy, string(j.Status), micros(j.RunAt),
-		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt)}, nil
+		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt), logs}, nil
 }
 
 // JobProgress sets the progress of claims with one prepared, fenced UPDATE
@@ -231,11 +315,22 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 		if u == nil {
 			return nil, fmt.Errorf("sqlitedriver: progress: item %d is nil", i)
 		}
-		b, err := rowcodec.ProgressJSON(u)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: progress: item %d: %w", i, err)
+		var progress, logs any
+		if !u.KeepProgress {
+			b, err := rowcodec.ProgressJSON(u)
+			if err != nil {
+				return nil, fmt.Errorf("sqlitedriver: progress: item %d: %w", i, err)
+			}
+			progress = string(b)
 		}
-		args[i] = []any{u.ID, u.Attempt, u.LockedBy, string(b)}
+		if u.Logs != nil {
+			b, err := rowcodec.LogsJSON(u.Logs)
+			if err != nil {
+				return nil, fmt.Errorf("sqlitedriver: progress: item %d: %w", i, err)
+			}
+			logs = string(b)
+		}
+		args[i] = []any{u.ID, u.Attempt, u.LockedBy, progress, logs}
 	}
 	return e.execEach(ctx, "progress", e.d.q.progress, args)
 }

@@ -92,6 +92,43 @@ func sharedOf(j *driver.JobInsert) sharedCols {
 // key: groups of jobs sharing columns with insertShared, the others with
 // insertRows, each cut into chunks.
 func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
+	var tagged []*driver.JobInsert
+	for i, j := range jobs {
+		if len(j.Tags) > 0 || j.Metadata != nil {
+			tagged = make([]*driver.JobInsert, 0, len(jobs))
+			plain := append([]*driver.JobInsert(nil), jobs[:i]...)
+			for _, j := range jobs[i:] {
+				if len(j.Tags) > 0 || j.Metadata != nil {
+					tagged = append(tagged, j)
+				} else {
+					plain = append(plain, j)
+				}
+			}
+			jobs = plain
+			break
+		}
+	}
+	return appendTaggedSteps(planPlain(q, jobs), q, tagged)
+}
+
+// appendTaggedSteps appends to steps the statements inserting jobs with
+// tags or metadata, with insertTagged.
+func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert) []insertStep {
+	for _, c := range chunks(jobs, insertRowsMax) {
+		args := make([]any, 0, len(c)*10)
+		for _, j := range c {
+			args = append(args, j.ID, j.Topic, j.Queue, int64(j.Priority), string(j.Payload),
+				int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), nullJSON(rowcodec.TagsJSON(j.Tags)),
+				nullJSON(j.Metadata))
+		}
+		steps = append(steps, insertStep{q.insertTagged[bits.Len(uint(len(c)))-1], args})
+	}
+	return steps
+}
+
+// planPlain returns the statements inserting jobs, which have no unique
+// key, tags nor metadata.
+func planPlain(q *queries, jobs []*driver.JobInsert) []insertStep {
 	if len(jobs) < insertSharedMin {
 		return appendRowsSteps(nil, q, jobs)
 	}
@@ -157,7 +194,8 @@ func chunks(jobs []*driver.JobInsert, max int) [][]*driver.JobInsert {
 // that job if so.
 func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert) (*driver.JobRow, error) {
 	res, err := r.exec(ctx, q.insertUnique, j.ID, j.Topic, j.Queue, int64(j.Priority),
-		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey)
+		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey,
+		nullJSON(rowcodec.TagsJSON(j.Tags)), nullJSON(j.Metadata))
 	if err != nil {
 		return nil, err
 	}

@@ -7,21 +7,43 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/filtersql"
 )
 
-// dialect writes filters for SQLite: lists as JSON arrays read with
-// json_each, times as integer microseconds.
-var dialect = &filtersql.Dialect{
-	Mark: "?",
-	In: func(col, ph string, vals []string) (string, any) {
-		b, _ := json.Marshal(vals) // strings always encode
-		return col + " IN (SELECT value FROM json_each(" + ph + "))", string(b)
-	},
-	Time: func(t time.Time) any { return micros(t) },
+// newDialect returns how the driver writes filters for the jobs table
+// named table: lists as JSON arrays read with json_each, times as integer
+// microseconds, tags through the table of tags (which holds a row per tag
+// of each job, so a list of the jobs carrying a tag reads those), metadata
+// by JSON path.
+func newDialect(table string) *filtersql.Dialect {
+	tags := quoteIdent(table + "_tags")
+	return &filtersql.Dialect{
+		Mark: "?",
+		In: func(col, ph string, vals []string) (string, any) {
+			b, _ := json.Marshal(vals) // strings always encode
+			return col + " IN (SELECT value FROM json_each(" + ph + "))", string(b)
+		},
+		Time: func(t time.Time) any { return micros(t) },
+		Tags: func(ph string, vals []string, any bool) (string, any) {
+			b, _ := json.Marshal(vals) // strings always encode
+			sel := "SELECT job_id FROM " + tags + " WHERE tag IN (SELECT value FROM json_each(" + ph + "))"
+			if !any && len(vals) > 1 {
+				sel += " GROUP BY job_id HAVING count(*) = " + strconv.Itoa(len(vals))
+			}
+			return "id IN (" + sel + ")", string(b)
+		},
+		MetaKey: func(key string) any {
+			b, _ := json.Marshal(key) // a quoted label: dots and brackets stay part of the key
+			return "$." + string(b)
+		},
+		Meta: func(keyPh, valPh string) string {
+			return "(json_type(metadata, " + keyPh + ") = 'text' AND json_extract(metadata, " + keyPh + ") = " + valPh + ")"
+		},
+	}
 }
 
 // JobList reads one page of jobs and their total: from the counts for a
@@ -31,7 +53,7 @@ func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) (*drive
 	if p == nil {
 		return nil, errors.New("sqlitedriver: list: nil params")
 	}
-	q := filtersql.New(dialect, &p.Filter)
+	q := filtersql.New(e.d.dialect, &p.Filter)
 	count := q.Clone()
 	suffix := q.ListSuffix(p, p.AfterID)
 	res := &driver.JobListResult{}
@@ -71,7 +93,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	if p == nil {
 		return nil, errors.New("sqlitedriver: stats: nil params")
 	}
-	q := filtersql.New(dialect, &p.Filter)
+	q := filtersql.New(e.d.dialect, &p.Filter)
 	win := q.Clone()
 	win.In("status", []string{string(driver.StatusCompleted), string(driver.StatusFailed)})
 	win.AddTime("finalized_at >= ", p.Since)
@@ -148,7 +170,7 @@ func scanOne(rows *sql.Rows, dest ...any) error {
 // tally adds the counts of the jobs f selects, which must be
 // filtersql.Counted, to st.Counts.
 func (r runner) tally(ctx context.Context, f *driver.JobFilter, st *driver.JobStats) error {
-	query, args := filtersql.Tally(dialect, f, r.d.sqlCounts())
+	query, args := filtersql.Tally(r.d.dialect, f, r.d.sqlCounts())
 	return r.counts(ctx, query, args, st)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
 )
 
 // TestQueryPlans checks with EXPLAIN QUERY PLAN that every statement the
@@ -66,8 +67,12 @@ func fillForPlans(t *testing.T, d *Driver) {
 	now := time.Unix(1_900_000_000, 0)
 	var jobs []*driver.JobInsert
 	for i := range 2000 {
-		jobs = append(jobs, &driver.JobInsert{ID: fmt.Sprintf("job-%05d", i), Topic: "email", Queue: "default",
-			Payload: []byte("{}"), RunAt: now, CreatedAt: now})
+		j := &driver.JobInsert{ID: fmt.Sprintf("job-%05d", i), Topic: "email", Queue: "default",
+			Payload: []byte("{}"), RunAt: now, CreatedAt: now}
+		if i%100 == 0 {
+			j.Tags = []string{"a", fmt.Sprintf("t%d", i%7)}
+		}
+		jobs = append(jobs, j)
 	}
 	ex := d.Executor()
 	_, err := ex.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: jobs})
@@ -98,14 +103,18 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"rescue", q.rescue, []any{1, `{}`, 10}, "sluice_jobs_lease_idx"},
 		{"heartbeat", q.heartbeat, []any{1, "c"}, "sluice_jobs_lease_idx"},
 		{"heartbeatIDs", q.heartbeatIDs, []any{1, "c", `["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
-		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1}, "sqlite_autoindex_sluice_jobs_1"},
+		{"finalize", q.finalize, []any{"id", 1, "c", "completed", 1, 1, 0, nil, nil, 1, nil}, "sqlite_autoindex_sluice_jobs_1"},
 		{"finalizeBatch", q.finalizeBatch, []any{`[["id", 1, 1, 1, null]]`, "c", "completed"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"finalizeBatchLogs", q.finalizeBatchLogs, []any{`[["id", 1, 1, 1, null, "{}"]]`, "c", "completed"},
+			"sqlite_autoindex_sluice_jobs_1"},
+		{"listTag", listSQL(d, &driver.JobFilter{Tags: []string{"a"}}), []any{`["a"]`}, "sluice_jobs_tags"},
+		{"listTagsAll", listSQL(d, &driver.JobFilter{Tags: []string{"a", "b"}}), []any{`["a","b"]`}, "sluice_jobs_tags"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"count", q.count, []any{"pending", "q", "t", 1}, ""},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
-		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k"}, ""},
-		{"progress", q.progress, []any{"id", 1, "c", "{}"}, "sqlite_autoindex_sluice_jobs_1"},
+		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k", nil, nil}, ""},
+		{"progress", q.progress, []any{"id", 1, "c", "{}", nil}, "sqlite_autoindex_sluice_jobs_1"},
 		{"queueRunning", q.queueRunning, []any{"default"}, "sluice_jobs_lease_idx"},
 		{"queueAhead", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, nil}, "sluice_jobs_claim_idx"},
 		{"queueAheadTopics", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, `["email"]`}, "sluice_jobs_claim_idx"},
@@ -126,6 +135,13 @@ func checkPlans(t *testing.T, d *Driver) {
 			}
 		})
 	}
+}
+
+// listSQL returns the statement that lists the first page of the jobs f
+// selects, newest first, as JobList runs it.
+func listSQL(d *Driver, f *driver.JobFilter) string {
+	q := filtersql.New(d.dialect, f)
+	return "SELECT id FROM " + d.sqlTable() + " " + q.Where() + " ORDER BY id DESC LIMIT 50"
 }
 
 func explain(t *testing.T, d *Driver, query string, args []any) string {

@@ -13,7 +13,7 @@ import (
 // columns are the jobs table's columns in the order scanRow reads them.
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
-	"unique_key, errors, result, attempted_by, progress"
+	"unique_key, errors, result, attempted_by, progress, tags, metadata, logs"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -35,8 +35,9 @@ const (
 // Statements of the operations outside the claim-to-completion path; {t}
 // is the quoted table.
 const (
-	// progressSQL: ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON).
-	progressSQL = `UPDATE {t} SET progress = ?4
+	// progressSQL: ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON, or
+	// NULL to keep it), ?5 logs (JSON, or NULL to keep them).
+	progressSQL = `UPDATE {t} SET progress = coalesce(?4, progress), logs = coalesce(?5, logs)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`
 
 	// queueRunningSQL: ?1 queue. It walks the lease index, which holds only
@@ -61,6 +62,9 @@ type queries struct {
 	// insertShared[i] inserts 1<<i jobs without a unique key that share
 	// all columns but ID and payload.
 	insertShared []string
+	// insertTagged[i] inserts 1<<i jobs without a unique key, with their
+	// tags and metadata.
+	insertTagged []string
 	// insertUnique inserts one row unless a live job has its unique key.
 	insertUnique string
 	// selectLiveByKey selects the live job with a unique key.
@@ -68,15 +72,17 @@ type queries struct {
 	claim           string
 	finalize        string
 	finalizeBatch   string
-	count           string
-	countIDs        string
-	progress        string
-	heartbeat       string
-	heartbeatIDs    string
-	rescue          string
-	get             string
-	queueRunning    string
-	queueAhead      string
+	// finalizeBatchLogs is finalizeBatch that also writes logs.
+	finalizeBatchLogs string
+	count             string
+	countIDs          string
+	progress          string
+	heartbeat         string
+	heartbeatIDs      string
+	rescue            string
+	get               string
+	queueRunning      string
+	queueAhead        string
 }
 
 // newQueries returns the driver's SQL for the jobs table named table.
@@ -86,8 +92,8 @@ func newQueries(table string) *queries {
 	r := strings.NewReplacer("{t}", table, "{t_counts}", counts, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 	q := &queries{
 		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, unique_key)
-VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+	max_retries, run_at, created_at, unique_key, tags, metadata)
+VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 DO NOTHING`),
 		selectLiveByKey: r.Replace(`SELECT ` + columns + ` FROM {t}
@@ -111,7 +117,7 @@ WHERE rowid IN (
 RETURNING ` + columns),
 		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
 		// ?6 finalized_at, ?7 retries given back (snooze), ?8 error (JSON or NULL),
-		// ?9 result (JSON or NULL), ?10 attempted_at.
+		// ?9 result (JSON or NULL), ?10 attempted_at, ?11 logs (JSON or NULL).
 		finalize: r.Replace(`UPDATE {t}
 SET status = ?4, counted = counted + 1,
 	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
@@ -119,7 +125,7 @@ SET status = ?4, counted = counted + 1,
 	max_retries = max_retries + ?7,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
-	result = coalesce(?9, result)
+	result = coalesce(?9, result), logs = coalesce(?11, logs)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
 		// ?1 a JSON array of jobs of one holder (?2) to end in status ?3
 		// without an error or a snooze, each [id, attempt, attempted_at,
@@ -129,15 +135,8 @@ WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND sta
 		// lease index, which statistics taken while no job was processing
 		// show as empty: it would walk it for each item, not look each
 		// item up by ID.
-		finalizeBatch: r.Replace(`UPDATE {t}
-SET status = ?3, counted = counted + 1, finalized_at = v.v_finalized_at,
-	locked_by = NULL, locked_until = NULL, result = coalesce(v.v_result, result)
-FROM (SELECT value ->> 0 AS v_id, value ->> 1 AS v_attempt, value ->> 2 AS v_attempted_at,
-		value ->> 3 AS v_finalized_at, value ->> 4 AS v_result
-	FROM json_each(?1)) AS v
-WHERE id = v.v_id AND attempt = v.v_attempt AND locked_by = ?2
-	AND attempted_at = v.v_attempted_at AND +status = 'processing'
-RETURNING id, queue, topic`),
+		finalizeBatch:     r.Replace(finalizeBatchSQL(false)),
+		finalizeBatchLogs: r.Replace(finalizeBatchSQL(true)),
 		// ?1 status, ?2 queue, ?3 topic, ?4 jobs: adds ?4 to a count, as
 		// the driver's claims and completions do for the rows they mark
 		// counted (see migration 0004).
@@ -181,7 +180,37 @@ RETURNING ` + columns),
 	for n := 1; n <= insertSharedMax; n *= 2 {
 		q.insertShared = append(q.insertShared, insertSharedSQL(table, n))
 	}
+	for n := 1; n <= insertRowsMax; n *= 2 {
+		q.insertTagged = append(q.insertTagged, insertTaggedSQL(table, n))
+	}
 	return q
+}
+
+// finalizeBatchSQL returns the statement that ends, at once, many claims
+// of one holder (?2) in one status (?3) without an error or a snooze: ?1
+// is a JSON array of items, each [id, attempt, attempted_at, finalized_at,
+// result (JSON text as a string, or null)], and with logs a sixth element,
+// the logs (JSON text as a string, or null). It is finalize for many jobs
+// at once, found by ID and fenced as finalize is, and returns the jobs it
+// ended. The unary + keeps the planner off the lease index, which
+// statistics taken while no job was processing show as empty: it would
+// walk it for each item, not look each item up by ID. Without logs the
+// statement reads no sixth element, so a batch without logs costs what it
+// did before jobs had any.
+func finalizeBatchSQL(logs bool) string {
+	set, cols := "", ""
+	if logs {
+		set, cols = ", logs = coalesce(v.v_logs, logs)", ", value ->> 5 AS v_logs"
+	}
+	return `UPDATE {t}
+SET status = ?3, counted = counted + 1, finalized_at = v.v_finalized_at,
+	locked_by = NULL, locked_until = NULL, result = coalesce(v.v_result, result)` + set + `
+FROM (SELECT value ->> 0 AS v_id, value ->> 1 AS v_attempt, value ->> 2 AS v_attempted_at,
+		value ->> 3 AS v_finalized_at, value ->> 4 AS v_result` + cols + `
+	FROM json_each(?1)) AS v
+WHERE id = v.v_id AND attempt = v.v_attempt AND locked_by = ?2
+	AND attempted_at = v.v_attempted_at AND +status = 'processing'
+RETURNING id, queue, topic`
 }
 
 // appendError returns an SQL expression for the errors column with the JSON
@@ -223,6 +252,23 @@ func insertRowsSQL(table string, n int) string {
 			b.WriteByte(',')
 		}
 		b.WriteString("(?,?,?,?,?,?,?,?,'pending',0)")
+	}
+	return b.String()
+}
+
+// insertTaggedSQL returns a statement inserting n jobs into table (quoted),
+// ten variables each: those of insertRowsSQL, then tags and metadata.
+func insertTaggedSQL(table string, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, " +
+		"status, attempt) VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,'pending',0)")
 	}
 	return b.String()
 }

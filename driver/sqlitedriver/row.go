@@ -64,10 +64,12 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
 		lockedBy, uniqueKey, attemptedBy      sql.NullString
 		payload, errs, result, progress       []byte
+		tags, metadata, logs                  []byte
 	)
 	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
-		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress)
+		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress,
+		&tags, &metadata, &logs)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +94,9 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	if j.Progress, err = rowcodec.Progress(progress); err != nil {
 		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
 	}
+	if err := decodeObserved(&j, tags, metadata, logs); err != nil {
+		return nil, err
+	}
 	return &j, nil
 }
 
@@ -113,4 +118,18 @@ func scanRows(rows *sql.Rows) ([]*driver.JobRow, error) {
 		return nil, err
 	}
 	return jobs, nil
+}
+
+// decodeObserved decodes a job's tags, metadata and logs columns into j.
+func decodeObserved(j *driver.JobRow, tags, metadata, logs []byte) (err error) {
+	if j.Tags, err = rowcodec.Tags(tags); err != nil {
+		return fmt.Errorf("job %s: decode tags: %w", j.ID, err)
+	}
+	if len(metadata) > 0 {
+		j.Metadata = metadata
+	}
+	if j.Logs, j.LogsDropped, err = rowcodec.Logs(logs); err != nil {
+		return fmt.Errorf("job %s: decode logs: %w", j.ID, err)
+	}
+	return nil
 }

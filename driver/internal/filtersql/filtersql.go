@@ -3,6 +3,7 @@
 package filtersql
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,15 @@ type Dialect struct {
 	In func(col, ph string, vals []string) (cond string, arg any)
 	// Time returns t as the driver binds it.
 	Time func(t time.Time) any
+	// Tags returns the condition that a job carries every tag of tags
+	// (distinct, not empty), or with any at least one, with ph the
+	// placeholder of the one argument it binds, and that argument.
+	Tags func(ph string, tags []string, any bool) (cond string, arg any)
+	// MetaKey returns how the driver binds a metadata key, and Meta the
+	// condition that the metadata's value at the key bound to keyPh is
+	// the JSON string bound to valPh.
+	MetaKey func(key string) any
+	Meta    func(keyPh, valPh string) string
 }
 
 // Query is a WHERE clause being built, with its arguments.
@@ -43,7 +53,36 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	}
 	q.timeRange("created_at", f.CreatedFrom, f.CreatedBefore)
 	q.timeRange("run_at", f.RunAtFrom, f.RunAtBefore)
+	if tags := distinct(f.Tags); len(tags) > 0 {
+		ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
+		cond, arg := q.d.Tags(ph, tags, f.AnyTag)
+		q.Args = append(q.Args, arg)
+		q.conds = append(q.conds, cond)
+	}
+	keys := make([]string, 0, len(f.Metadata))
+	for k := range f.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the same statement for the same filter
+	for _, k := range keys {
+		keyPh := q.Arg(q.d.MetaKey(k))
+		q.conds = append(q.conds, q.d.Meta(keyPh, q.Arg(f.Metadata[k])))
+	}
 	return q
+}
+
+// distinct returns tags without repeats, in their first order.
+func distinct(tags []string) []string {
+	if len(tags) < 2 {
+		return tags
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // The predicates of the drivers' partial indexes over finished jobs. A
@@ -166,7 +205,7 @@ func (q *Query) CountsBy(table string) (string, []any) {
 // else.
 func Counted(f *driver.JobFilter) bool {
 	return f.UniqueKey == "" && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
-		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero()
+		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0
 }
 
 // Tally returns a statement, and its arguments, that reads from tables

@@ -54,7 +54,17 @@ func NewRow(j *driver.JobInsert) *driver.JobRow {
 		RunAt:      Stored(j.RunAt),
 		CreatedAt:  Stored(j.CreatedAt),
 		UniqueKey:  j.UniqueKey,
+		Tags:       cloneTags(j.Tags),
+		Metadata:   bytes.Clone(j.Metadata),
 	}
+}
+
+// cloneTags returns a copy of tags, nil when there are none.
+func cloneTags(tags []string) []string {
+	if len(tags) == 0 {
+		return nil
+	}
+	return append([]string(nil), tags...)
 }
 
 // SplitInsert checks the jobs of one insert and splits them into plain jobs

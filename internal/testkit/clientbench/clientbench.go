@@ -43,6 +43,13 @@ func Client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 // default Config's).
 func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error, workers int) *sluice.Client[TTx] {
 	b.Helper()
+	return clientWith(b, d, work, workers, nil)
+}
+
+// clientWith is client with the Config changed by configure, if not nil.
+func clientWith[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error, workers int,
+	configure func(*sluice.Config)) *sluice.Client[TTx] {
+	b.Helper()
 	cfg := &sluice.Config{Logger: discard}
 	if workers > 0 {
 		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: workers}}
@@ -50,6 +57,9 @@ func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 	if work != nil {
 		cfg.Workers = sluice.NewWorkers()
 		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(work))
+	}
+	if configure != nil {
+		configure(cfg)
 	}
 	c, err := sluice.NewClient(d, cfg)
 	if err != nil {
@@ -63,17 +73,39 @@ func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 // the default Config's), reports jobs/s, and returns when all are done.
 func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration, workers int) {
 	b.Helper()
+	BurnDownWith(b, d, n, BurnDownOptions{JobTime: jobTime, Workers: workers})
+}
+
+// BurnDownOptions vary BurnDownWith.
+type BurnDownOptions struct {
+	// JobTime is how long each job takes; 0 for no-op jobs.
+	JobTime time.Duration
+	// Workers is the default queue's worker count; 0 for the default
+	// Config's.
+	Workers int
+	// LogLine makes every job log one record through sluice.Logger.
+	LogLine bool
+	// Configure, when not nil, changes the Config before NewClient.
+	Configure func(*sluice.Config)
+}
+
+// BurnDownWith is BurnDown with the options o.
+func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) {
+	b.Helper()
 	var done atomic.Int64
 	finished := make(chan struct{})
-	c := client(b, d, func(context.Context, *sluice.Job[Args]) error {
-		if jobTime > 0 {
-			time.Sleep(jobTime)
+	c := clientWith(b, d, func(ctx context.Context, job *sluice.Job[Args]) error {
+		if o.JobTime > 0 {
+			time.Sleep(o.JobTime)
+		}
+		if o.LogLine {
+			sluice.Logger(ctx).Info("worked", "n", job.Args.N)
 		}
 		if done.Add(1) == int64(n) {
 			close(finished)
 		}
 		return nil
-	}, workers)
+	}, o.Workers, o.Configure)
 	start := time.Now()
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)

@@ -1,0 +1,91 @@
+package rowcodec
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// LogsJSON returns logs as stored in the logs column: a JSON object with
+// the records, each time in UTC at microsecond precision and each message
+// cleaned by the text rule, and the count of dropped records. Attributes
+// that break the text rule are cleaned too: Postgres cannot store a NUL
+// character in jsonb.
+func LogsJSON(logs *driver.JobLogs) ([]byte, error) {
+	c := driver.JobLogs{Records: make([]driver.LogRecord, len(logs.Records)), Dropped: logs.Dropped}
+	for i, r := range logs.Records {
+		r.Time = Stored(r.Time)
+		r.Message = driver.CleanText(r.Message, 0)
+		if len(r.Attrs) > 0 && driver.CheckJSON(r.Attrs) != nil {
+			r.Attrs = cleanJSON(r.Attrs)
+		}
+		c.Records[i] = r
+	}
+	return json.Marshal(c)
+}
+
+// Logs decodes a job's logs column: a JSON object, or nothing. Times come
+// back in UTC, as the driver contract requires.
+func Logs(data []byte) ([]driver.LogRecord, int, error) {
+	if len(data) == 0 {
+		return nil, 0, nil
+	}
+	var logs driver.JobLogs
+	if err := json.Unmarshal(data, &logs); err != nil {
+		return nil, 0, err
+	}
+	for i := range logs.Records {
+		logs.Records[i].Time = logs.Records[i].Time.UTC()
+	}
+	if len(logs.Records) == 0 {
+		logs.Records = nil
+	}
+	return logs.Records, logs.Dropped, nil
+}
+
+// cleanJSON returns the encoded JSON b with invalid UTF-8 replaced by
+// U+FFFD and each escaped NUL character (\u0000, not an escaped backslash
+// followed by "u0000") by the escape of U+FFFD.
+func cleanJSON(b []byte) []byte {
+	b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if i+6 <= len(b) && string(b[i:i+6]) == `\u0000` {
+			out = append(out, `\ufffd`...)
+			i += 5
+			continue
+		}
+		out = append(out, b[i], b[i+1])
+		i++
+	}
+	return out
+}
+
+// TagsJSON returns tags as a JSON array, nil when there are none.
+func TagsJSON(tags []string) []byte {
+	if len(tags) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(tags) // strings always encode
+	return b
+}
+
+// Tags decodes tags stored as a JSON array, or nothing.
+func Tags(data []byte) ([]string, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var tags []string
+	if err := json.Unmarshal(data, &tags); err != nil {
+		return nil, err
+	}
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	return tags, nil
+}

@@ -1,0 +1,195 @@
+package sluiceotel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluicehq/sluice"
+)
+
+// scope names the tracer and meter of this package.
+const scope = "github.com/sluicehq/sluice/sluiceotel"
+
+// Option configures a Middleware.
+type Option func(*options)
+
+type options struct {
+	tp   trace.TracerProvider
+	mp   metric.MeterProvider
+	prop propagation.TextMapPropagator
+}
+
+// WithTracerProvider sets where spans go; default otel.GetTracerProvider().
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
+
+// WithMeterProvider sets where metrics go; default otel.GetMeterProvider().
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.mp = mp } }
+
+// WithPropagator sets how trace context is written into and read from job
+// metadata; default W3C trace context (traceparent and tracestate).
+func WithPropagator(p propagation.TextMapPropagator) Option { return func(o *options) { o.prop = p } }
+
+// Middleware traces and measures enqueues and work; see the package
+// documentation.
+type Middleware struct {
+	tracer trace.Tracer
+	meter  metric.Meter
+	prop   propagation.TextMapPropagator
+
+	enqueued, completed, failed metric.Int64Counter
+	duration, lag               metric.Float64Histogram
+}
+
+// New returns a Middleware, or an error if an instrument cannot be made.
+func New(opts ...Option) (*Middleware, error) {
+	o := options{tp: otel.GetTracerProvider(), mp: otel.GetMeterProvider(), prop: propagation.TraceContext{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m := &Middleware{tracer: o.tp.Tracer(scope), meter: o.mp.Meter(scope), prop: o.prop}
+	var errs [5]error
+	m.enqueued, errs[0] = m.meter.Int64Counter("sluice.jobs.enqueued", metric.WithDescription("Jobs enqueued."))
+	m.completed, errs[1] = m.meter.Int64Counter("sluice.jobs.completed",
+		metric.WithDescription("Attempts whose worker returned nil."))
+	m.failed, errs[2] = m.meter.Int64Counter("sluice.jobs.failed",
+		metric.WithDescription("Attempts whose worker returned an error or panicked."))
+	m.duration, errs[3] = m.meter.Float64Histogram("sluice.job.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long a job's work took."))
+	m.lag, errs[4] = m.meter.Float64Histogram("sluice.job.lag", metric.WithUnit("s"),
+		metric.WithDescription("From when a job was due to when its attempt was claimed."))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Enqueue implements sluice.EnqueueMiddleware: a producer span around the
+// enqueue, whose context each job carries in its metadata.
+func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
+	next func(context.Context) ([]sluice.EnqueueResult, error)) ([]sluice.EnqueueResult, error) {
+	name := "sluice.enqueue"
+	if len(jobs) == 1 {
+		name += " " + jobs[0].Topic
+	}
+	ctx, span := m.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("messaging.system", "sluice"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.Int("messaging.batch.message_count", len(jobs))))
+	defer span.End()
+	carrier := propagation.MapCarrier{}
+	m.prop.Inject(ctx, carrier)
+	for _, j := range jobs {
+		if len(carrier) == 0 {
+			break // no span context to carry (tracing off)
+		}
+		if j.Options.Metadata == nil {
+			j.Options.Metadata = make(map[string]any, len(carrier))
+		}
+		for k, v := range carrier {
+			j.Options.Metadata[k] = v
+		}
+	}
+	res, err := next(ctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return res, err
+	}
+	for i, r := range res {
+		if r.Duplicate {
+			continue
+		}
+		m.enqueued.Add(ctx, 1, metric.WithAttributes(attribute.String("sluice.topic", jobs[i].Topic),
+			attribute.String("sluice.queue", r.Job.Queue)))
+	}
+	if len(res) == 1 {
+		span.SetAttributes(attribute.String("messaging.message.id", res[0].Job.ID))
+	}
+	return res, nil
+}
+
+// Work implements sluice.WorkMiddleware: a consumer span around the work,
+// child of the span that enqueued the job, and the job's metrics.
+func (m *Middleware) Work(ctx context.Context, job *sluice.JobRow, next func(context.Context) error) error {
+	ctx = m.prop.Extract(ctx, metadataCarrier(job.Metadata))
+	attrs := []attribute.KeyValue{attribute.String("sluice.topic", job.Topic), attribute.String("sluice.queue", job.Queue)}
+	ctx, span := m.tracer.Start(ctx, "sluice.work "+job.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(append(attrs, attribute.String("messaging.system", "sluice"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.message.id", job.ID), attribute.Int("sluice.attempt", job.Attempt))...))
+	defer span.End()
+	set := metric.WithAttributes(attrs...)
+	if !job.AttemptedAt.IsZero() {
+		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), set)
+	}
+	start := time.Now()
+	err := next(ctx)
+	m.duration.Record(ctx, time.Since(start).Seconds(), set)
+	if err != nil {
+		m.failed.Add(ctx, 1, set)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return err
+	}
+	m.completed.Add(ctx, 1, set)
+	return nil
+}
+
+// metadataCarrier returns the string values of a job's metadata as a
+// carrier of trace context; empty when it has none.
+func metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
+	c := propagation.MapCarrier{}
+	if len(meta) == 0 {
+		return c
+	}
+	var m map[string]any
+	if json.Unmarshal(meta, &m) != nil {
+		return c
+	}
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			c[k] = s
+		}
+	}
+	return c
+}
+
+// StatsReader is what ObserveQueues reads: a sluice.Client of any
+// transaction type.
+type StatsReader interface {
+	Stats(ctx context.Context, f *sluice.StatsFilter) (*sluice.Stats, error)
+}
+
+// ObserveQueues reports sluice.queue.depth, the jobs of each queue by
+// status, read from client.Stats at each collection (a read of the counts
+// sluice keeps, not a count of the table). Unregister the registration
+// when the client is gone.
+func (m *Middleware) ObserveQueues(client StatsReader) (metric.Registration, error) {
+	depth, err := m.meter.Int64ObservableGauge("sluice.queue.depth",
+		metric.WithDescription("Jobs in each queue, by status."))
+	if err != nil {
+		return nil, err
+	}
+	return m.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		st, err := client.Stats(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for queue, byStatus := range st.ByQueue {
+			for status, n := range byStatus {
+				o.ObserveInt64(depth, int64(n), metric.WithAttributes(attribute.String("sluice.queue", queue),
+					attribute.String("sluice.status", string(status))))
+			}
+		}
+		return nil
+	}, depth)
+}

@@ -1,0 +1,162 @@
+package sluiceotel_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/sluiceotel"
+)
+
+type mailArgs struct {
+	Fail bool `json:"fail"`
+}
+
+func (mailArgs) Topic() string { return "mail" }
+
+// setup returns a Middleware over in-memory exporters, and a driver over a
+// fresh SQLite file.
+func setup(t *testing.T) (*sluiceotel.Middleware, *tracetest.SpanRecorder, *sdkmetric.ManualReader, *sqlitedriver.Driver) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(tp), sluiceotel.WithMeterProvider(mp))
+	require.NoError(t, err)
+	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return mw, rec, reader, sqlitedriver.New(db)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestTraceFollowsAJobAcrossClients(t *testing.T) {
+	t.Parallel()
+	mw, rec, reader, d := setup(t)
+	ctx := t.Context()
+	// One client enqueues, another works: the trace context travels in
+	// the job's metadata only.
+	producer, err := sluice.NewClient(d, &sluice.Config{Logger: quiet, EnqueueMiddleware: []sluice.EnqueueMiddleware{mw}})
+	require.NoError(t, err)
+	done := make(chan struct{}, 2)
+	workers := sluice.NewWorkers()
+	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[mailArgs]) error {
+		defer func() { done <- struct{}{} }()
+		if job.Args.Fail {
+			return sluice.Cancel(errors.New("bounced"))
+		}
+		require.True(t, trace.SpanContextFromContext(ctx).IsValid(), "the worker's context carries its span")
+		return nil
+	}))
+	consumer, err := sluice.NewClient(d, &sluice.Config{Logger: quiet, Workers: workers,
+		WorkMiddleware: []sluice.WorkMiddleware{mw}})
+	require.NoError(t, err)
+
+	parentCtx, parent := sdktrace.NewTracerProvider().Tracer("test").Start(ctx, "request")
+	res, err := producer.Enqueue(parentCtx, mailArgs{}, nil)
+	require.NoError(t, err)
+	parent.End()
+	require.Contains(t, string(res.Job.Metadata), `"traceparent":"00-`+parent.SpanContext().TraceID().String())
+	_, err = producer.Enqueue(ctx, mailArgs{Fail: true}, nil)
+	require.NoError(t, err)
+
+	require.NoError(t, consumer.Start(ctx))
+	<-done
+	<-done
+	require.NoError(t, consumer.Stop(context.Background()))
+
+	spans := rec.Ended()
+	require.Len(t, spans, 4)
+	byKind := map[trace.SpanKind][]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byKind[s.SpanKind()] = append(byKind[s.SpanKind()], s)
+	}
+	require.Len(t, byKind[trace.SpanKindProducer], 2)
+	require.Len(t, byKind[trace.SpanKindConsumer], 2)
+	enq := byKind[trace.SpanKindProducer][0]
+	require.Equal(t, "sluice.enqueue mail", enq.Name())
+	require.Equal(t, parent.SpanContext().TraceID(), enq.SpanContext().TraceID())
+	for _, work := range byKind[trace.SpanKindConsumer] {
+		require.Equal(t, "sluice.work mail", work.Name())
+		var from sdktrace.ReadOnlySpan
+		for _, p := range byKind[trace.SpanKindProducer] {
+			if p.SpanContext().SpanID() == work.Parent().SpanID() {
+				from = p
+			}
+		}
+		require.NotNil(t, from, "each work span's parent is the enqueue span of its job")
+		require.Equal(t, from.SpanContext().TraceID(), work.SpanContext().TraceID())
+		require.True(t, work.Parent().IsRemote())
+	}
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	sums := map[string]int64{}
+	counts := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range data.DataPoints {
+					sums[m.Name] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range data.DataPoints {
+					counts[m.Name] += p.Count
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]int64{"sluice.jobs.enqueued": 2, "sluice.jobs.completed": 1, "sluice.jobs.failed": 1}, sums)
+	require.Equal(t, map[string]uint64{"sluice.job.duration": 2, "sluice.job.lag": 2}, counts)
+	var failed sdktrace.ReadOnlySpan
+	for _, s := range byKind[trace.SpanKindConsumer] {
+		if s.Status().Code == codes.Error {
+			failed = s
+		}
+	}
+	require.NotNil(t, failed, "the failed attempt's span records its error")
+}
+
+func TestQueueDepth(t *testing.T) {
+	t.Parallel()
+	mw, _, reader, d := setup(t)
+	c, err := sluice.NewClient(d, &sluice.Config{Logger: quiet})
+	require.NoError(t, err)
+	for range 3 {
+		_, err := c.Enqueue(t.Context(), mailArgs{}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+	}
+	reg, err := mw.ObserveQueues(c)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, reg.Unregister()) }()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(t.Context(), &rm))
+	var depth int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if g, ok := m.Data.(metricdata.Gauge[int64]); ok && m.Name == "sluice.queue.depth" {
+				for _, p := range g.DataPoints {
+					depth += p.Value
+				}
+			}
+		}
+	}
+	require.Equal(t, int64(3), depth)
+}
