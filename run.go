@@ -11,8 +11,8 @@ import (
 	"github.com/sluicehq/sluice/internal/completer"
 	"github.com/sluicehq/sluice/internal/fetcher"
 	"github.com/sluicehq/sluice/internal/lease"
-	"github.com/sluicehq/sluice/internal/tick"
 	"github.com/sluicehq/sluice/internal/pool"
+	"github.com/sluicehq/sluice/internal/tick"
 )
 
 // stopGrace is how long, after a job's context is cancelled, the client

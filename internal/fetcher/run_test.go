@@ -11,8 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/internal/testkit/exectest"
 	"github.com/sluicehq/sluice/internal/fetcher"
+	"github.com/sluicehq/sluice/internal/testkit/exectest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
