@@ -63,6 +63,8 @@ type run struct {
 	stopErr    error
 	running    runningJobs
 	held       heldJobs
+	// sched enqueues the jobs of schedules and periodic jobs.
+	sched *scheduler
 }
 
 // newRun returns a run of a client with the given config, executor, event
@@ -144,6 +146,9 @@ func (r *run) start(ctx context.Context, d any) {
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)
 	})
+	if r.sched != nil {
+		r.maintWG.Go(func() { r.sched.run(r.maintCtx) })
+	}
 	if m, ok := d.(driver.Maintainer); ok {
 		r.maintWG.Go(func() { m.Maintain(r.maintCtx, cfg.Logger) })
 	}
