@@ -1,6 +1,7 @@
 package sluice_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -236,4 +237,43 @@ func end(t *testing.T, tx interface {
 		return
 	}
 	require.NoError(t, tx.Rollback())
+}
+
+// A scheduled job is announced as any enqueued job is, and woken at once
+// in its own client.
+func TestScheduledJobIsEnqueuedEventAndRuns(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	clock := scheduletest.NewClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
+	ran := make(chan *sluice.Job[noteArgs], 1)
+	c, err := sluice.NewClient(b.driver, &sluice.Config{
+		Workers: workers(func(_ context.Context, job *sluice.Job[noteArgs]) error { ran <- job; return nil }),
+		Clock:   clock.Now, PollInterval: 5 * time.Millisecond, Logger: quiet,
+	})
+	require.NoError(t, err)
+	sub := c.Subscribe(sluice.EventEnqueued)
+	defer sub.Close()
+	require.NoError(t, c.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, c.Stop(context.Background())) })
+	_, err = c.CreateSchedule(t.Context(), &sluice.Schedule{Name: "minutely", Cron: "* * * * *", Topic: "note",
+		Payload: json.RawMessage(`{"n": 5}`), Priority: 3})
+	require.NoError(t, err)
+	clock.Add(time.Minute)
+	select {
+	case ev := <-sub.C:
+		require.Equal(t, "schedule:minutely:2026-05-04T10:01:00Z", ev.Job.UniqueKey)
+		require.Equal(t, 3, ev.Job.Priority)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no enqueued event")
+	}
+	select {
+	case job := <-ran:
+		require.Equal(t, 5, job.Args.N)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduled job never ran")
+	}
+	s, err := c.GetSchedule(t.Context(), "minutely")
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 5, 4, 10, 1, 0, 0, time.UTC), s.LastRunAt)
+	require.NotEmpty(t, s.LastJobID)
 }

@@ -23,7 +23,7 @@ func TestSchedulesUnderKill9(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			tg := d.new(t)
 			procs := startWorkers(t, tg, 3, "-workers", "4", "-work", "5ms", "-lease", "2s", "-tick", "1s")
-			faults := repeat(span(4*time.Second, 45*time.Second), func() time.Duration { return jitter(300, 700) },
+			faults := repeat(span(3*time.Second, 45*time.Second), func() time.Duration { return jitter(300, 700) },
 				func() { killAndRestart(procs) })
 			down := time.Now()
 			for _, p := range procs {
