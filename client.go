@@ -86,9 +86,9 @@ func ClientFromContext[TTx any](ctx context.Context) *Client[TTx] {
 // were cancelled, a writer of the progress running jobs report (see
 // ReportProgress), a cleaner that deletes expired finished jobs (see
 // Config.Retention), and a scheduler that enqueues the jobs of stored
-// schedules and periodic jobs at their ticks. ctx bounds start-up only and its values
-// reach job contexts; cancelling it later does not stop the client: Stop
-// does. It returns ErrNoWorkers for an insert-only client and
+// schedules and periodic jobs at their ticks. ctx bounds start-up only
+// and its values reach job contexts; cancelling it later does not stop
+// the client: Stop does. It returns ErrNoWorkers for an insert-only client and
 // ErrAlreadyStarted if running.
 func (c *Client[TTx]) Start(ctx context.Context) error {
 	if len(c.topics) == 0 {

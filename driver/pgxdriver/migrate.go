@@ -45,9 +45,9 @@ func loadMigrations() ([]migration.Migration, error) {
 // migrationReplacer fills in a migration's placeholders: {t} is the
 // qualified, quoted table, {t_clients}, {t_counts}, {t_count_log} and
 // {t_schedules} the qualified, quoted tables of client records, counts and
-// schedules, {t_suffix} the
-// quoted name <table>_suffix of one of its indexes (which Postgres puts in
-// the table's schema), as CREATE INDEX takes it, and {q_suffix} the same
+// schedules, {t_suffix} the quoted name <table>_suffix of one of its
+// indexes (which Postgres puts in the table's schema), as CREATE INDEX
+// takes it, and {q_suffix} the same
 // name qualified, as DROP INDEX takes it. For the counting triggers,
 // {f_name} is the qualified function <table>_name and {n_name} the quoted
 // trigger name <table>_name.
