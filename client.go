@@ -26,6 +26,8 @@ type Client[TTx any] struct {
 	cfg    *Config
 	// topics are the topics this client has workers for, sorted.
 	topics []string
+	// periodic are Config.PeriodicJobs, checked.
+	periodic []*periodicJob
 
 	mu  sync.Mutex
 	run atomic.Pointer[run] // non-nil while started
@@ -52,6 +54,9 @@ func NewClient[TTx any](d driver.Driver[TTx], cfg *Config) (*Client[TTx], error)
 		c.topics = append(c.topics, topic)
 	}
 	sort.Strings(c.topics)
+	if c.periodic, err = c.checkPeriodicJobs(); err != nil {
+		return nil, err
+	}
 	if !full.SkipMigrations {
 		ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
 		defer cancel()
@@ -79,10 +84,11 @@ func ClientFromContext[TTx any](ctx context.Context) *Client[TTx] {
 // heartbeat that keeps running jobs' leases, a rescuer that takes back
 // jobs of clients that are gone, a check that stops workers whose jobs
 // were cancelled, a writer of the progress running jobs report (see
-// ReportProgress), and a cleaner that deletes expired finished jobs (see
-// Config.Retention). ctx bounds start-up only and its values
-// reach job contexts; cancelling it later does not stop the client: Stop
-// does. It returns ErrNoWorkers for an insert-only client and
+// ReportProgress), a cleaner that deletes expired finished jobs (see
+// Config.Retention), and a scheduler that enqueues the jobs of stored
+// schedules and periodic jobs at their ticks. ctx bounds start-up only
+// and its values reach job contexts; cancelling it later does not stop
+// the client: Stop does. It returns ErrNoWorkers for an insert-only client and
 // ErrAlreadyStarted if running.
 func (c *Client[TTx]) Start(ctx context.Context) error {
 	if len(c.topics) == 0 {
@@ -97,6 +103,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", ErrAlreadyStarted)
 	}
 	r := newRun(context.WithValue(ctx, clientKey{}, c), c.cfg, c.exec, &c.events, c.topics)
+	r.sched = c.newScheduler(r)
 	r.start(ctx, c.driver)
 	c.run.Store(r)
 	return nil

@@ -121,6 +121,12 @@ type Config struct {
 	// Default: a random UUID version 7, so IDs sort by creation time.
 	NewJobID func() string
 
+	// PeriodicJobs are jobs that every started client enqueues at each
+	// tick of their cron expressions: exactly one job per tick however
+	// many clients run the same Config (see PeriodicJob). Insert-only
+	// clients do not schedule. Default none.
+	PeriodicJobs []PeriodicJob
+
 	// SkipMigrations, when true, makes NewClient leave the schema alone; the
 	// database must then be migrated beforehand. Default false: NewClient
 	// brings the schema up to date.

@@ -56,6 +56,13 @@
 // [Client.Subscribe] reports, in the same process, what happens to jobs.
 // docs/operations.md in the repository tells the whole story.
 //
+// # Schedules
+//
+// [Config.PeriodicJobs] declares jobs enqueued on a cron schedule in code;
+// [Client.CreateSchedule] and its siblings manage [Schedule]s stored in the
+// database. Every started client schedules, and each tick enqueues exactly
+// one job however many run; docs/schedules.md tells how.
+//
 // # Guarantees
 //
 //   - A job enqueued in a transaction that rolls back never exists; one

@@ -68,6 +68,8 @@ type run struct {
 	// mw maps each topic whose worker has work middleware (its own or the
 	// Config's) to that middleware, the Config's first.
 	mw map[string][]WorkMiddleware
+	// sched enqueues the jobs of schedules and periodic jobs.
+	sched *scheduler
 }
 
 // newRun returns a run of a client with the given config, executor, event
@@ -157,6 +159,9 @@ func (r *run) start(ctx context.Context, d any) {
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)
 	})
+	if r.sched != nil {
+		r.maintWG.Go(func() { r.sched.run(r.maintCtx) })
+	}
 	if m, ok := d.(driver.Maintainer); ok {
 		r.maintWG.Go(func() { m.Maintain(r.maintCtx, cfg.Logger) })
 	}

@@ -259,6 +259,10 @@ type Executor interface {
 
 	// ClientForget deletes a client's record, if any.
 	ClientForget(ctx context.Context, params *ClientForgetParams) error
+
+	// ScheduleExecutor holds the operations on stored schedules and on
+	// the tick state of periodic jobs.
+	ScheduleExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

@@ -36,7 +36,7 @@ type Setup[TTx any] struct {
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
 // Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Act, Clean,
-// Presence, History, Migrate, CancelledContext, Notifier, Observe).
+// Presence, History, Migrate, CancelledContext, Notifier, Observe, Schedule).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
 // [driver.Driver.UnwrapExecutor] on a transaction that is then committed
@@ -67,6 +67,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"CancelledContext", cancelCases[TTx]()},
 		{"Notifier", notifierCases[TTx]()},
 		{"Observe", observeCases[TTx]()},
+		{"Schedule", scheduleCases[TTx]()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -65,8 +65,8 @@ func WithSchema(name string) Option {
 
 // WithTable sets the name of the jobs table; the default is [DefaultTable].
 // The migrations table is named after it, with the suffix "_migrations",
-// and so are the table of client records (suffix "_clients") and its
-// indexes. name must be a plain SQL identifier (letters, digits
+// and so are the tables of client records (suffix "_clients") and of
+// schedules ("_schedules"), and its indexes. name must be a plain SQL identifier (letters, digits
 // and underscores, not starting with a digit) of at most 48 bytes;
 // otherwise Migrate and every operation return an error.
 func WithTable(name string) Option {

@@ -41,7 +41,8 @@ type Option func(*Driver)
 
 // WithTable sets the name of the jobs table; the default is [DefaultTable].
 // The migrations table is named after it, with the suffix "_migrations",
-// and so is the table of client records, with the suffix "_clients".
+// and so are the tables of client records (suffix "_clients") and of
+// schedules ("_schedules").
 // name must be a plain SQL identifier (letters, digits and underscores, not
 // starting with a digit); otherwise Migrate and every operation return an
 // error. SQL keywords such as "order" are valid names; names SQLite keeps

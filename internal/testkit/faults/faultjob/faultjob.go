@@ -6,6 +6,7 @@ package faultjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -193,4 +194,33 @@ func enqueueBatch[TTx any](ctx context.Context, c *sluice.Client[TTx], st *Store
 		ids = append(ids, res.Job.ID)
 	}
 	return ids, st.Commit(ctx, tx)
+}
+
+// The schedules of the schedules scenario: both enqueue a fault job every
+// tick, the periodic one catching up once after downtime, the stored one
+// skipping what it missed.
+const (
+	// PeriodicName names the periodic job; its jobs' unique keys start
+	// with "periodic:" and this name.
+	PeriodicName = "fault-periodic"
+	// StoredName names the stored schedule; its jobs' unique keys start
+	// with "schedule:" and this name.
+	StoredName = "fault-stored"
+)
+
+// Periodic returns the periodic job firing every tick.
+func Periodic(tick time.Duration) sluice.PeriodicJob {
+	return sluice.PeriodicJob{Name: PeriodicName, Cron: "@every " + tick.String(), Args: Args{N: -1},
+		Options: jobOptions, CatchUp: sluice.CatchUpOnce}
+}
+
+// CreateStored creates the stored schedule firing every tick, unless a
+// process created it before.
+func CreateStored[TTx any](ctx context.Context, c *sluice.Client[TTx], tick time.Duration) error {
+	_, err := c.CreateSchedule(ctx, &sluice.Schedule{Name: StoredName, Cron: "@every " + tick.String(), Topic: Args{}.Topic(),
+		Payload: []byte(`{"n": -2}`), MaxRetries: MaxRetries, CatchUp: sluice.CatchUpSkip})
+	if errors.Is(err, sluice.ErrDuplicateSchedule) {
+		return nil
+	}
+	return err
 }

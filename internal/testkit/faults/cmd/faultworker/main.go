@@ -4,6 +4,9 @@
 // into fault_effects and acks itself in the same transaction, so the suite
 // can count effects per job afterwards. With -produce it enqueues jobs
 // instead, printing each job's ID once its transaction has committed.
+// With -tick it also schedules fault jobs every tick, twice: a periodic job
+// in its Config that catches up once, and a stored schedule, created by the
+// first process to start, that skips missed ticks (see faultjob.Schedules).
 //
 // It prints "ready" once started and runs until SIGTERM or SIGINT, then
 // stops the client with the deadline -stop-timeout.
@@ -42,6 +45,7 @@ type options struct {
 	produce     int
 	batch       int
 	every       time.Duration
+	tick        time.Duration
 }
 
 func main() {
@@ -56,6 +60,7 @@ func main() {
 	flag.IntVar(&o.produce, "produce", 0, "enqueue this many jobs instead of working, then exit")
 	flag.IntVar(&o.batch, "batch", 20, "jobs per batch when producing")
 	flag.DurationVar(&o.every, "every", 0, "time between batches when producing; 0 is as fast as possible")
+	flag.DurationVar(&o.tick, "tick", 0, "schedule fault jobs at this interval; 0 schedules none")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -131,16 +136,25 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 	}
 	workers := sluice.NewWorkers()
 	sluice.AddWorker(workers, &faultjob.Worker[TTx]{Store: st, Delay: o.work})
-	c, err := sluice.NewClient(d, &sluice.Config{
+	cfg := &sluice.Config{
 		Workers:       workers,
 		Queues:        map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: o.workers}},
 		LeaseDuration: o.lease,
 		PollInterval:  200 * time.Millisecond,
 		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
 		Logger:        logger,
-	})
+	}
+	if o.tick > 0 {
+		cfg.PeriodicJobs = []sluice.PeriodicJob{faultjob.Periodic(o.tick)}
+	}
+	c, err := sluice.NewClient(d, cfg)
 	if err != nil {
 		return err
+	}
+	if o.tick > 0 {
+		if err := faultjob.CreateStored(ctx, c, o.tick); err != nil {
+			return err
+		}
 	}
 	if err := c.Start(ctx); err != nil {
 		return err
