@@ -241,7 +241,6 @@ func testNewClientRejectsBadPeriodicJobs[TTx any](t *testing.T, k *kit[TTx]) {
 	require.NoError(t, err)
 }
 
-
 // A scheduled job is announced as any enqueued job is, and woken at once
 // in its own client.
 func TestScheduledJobIsEnqueuedEventAndRuns(t *testing.T) {
