@@ -132,6 +132,11 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if len(payload) > c.cfg.MaxPayloadBytes {
 		return nil, fmt.Errorf("enqueue %s: %w: %d bytes, limit %d", topic, ErrPayloadTooLarge, len(payload), c.cfg.MaxPayloadBytes)
 	}
+	if _, ok := rawArgs(args); ok {
+		if err := c.checkRaw(topic, payload); err != nil {
+			return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+		}
+	}
 	runAt := now
 	if !opts.RunAt.IsZero() {
 		runAt = opts.RunAt.UTC().Truncate(time.Microsecond)
