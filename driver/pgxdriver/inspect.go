@@ -113,12 +113,40 @@ FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)
 	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...).Scan(&st.Completed, &st.Failed, &avg, &p95)
 		st.AvgDuration = time.Duration(math.Round(avg * 1000))
 		st.P95Duration = time.Duration(p95) * time.Microsecond
+		if err != nil || p.Bucket <= 0 {
+			return err
+		}
+		st.Series, err = e.series(ctx, db, win, p.Bucket)
 		return err
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return st, nil
+}
+
+// series counts the jobs win selects, completed or failed, per bucket of
+// FinalizedAt (in microseconds since the epoch, divided by the bucket's).
+// It reads the rows the window's aggregate read, through the same index.
+func (e *executor) series(ctx context.Context, db dbtx, win *filtersql.Query, bucket time.Duration) ([]driver.JobBucket, error) {
+	q := win.Clone()
+	width := q.Arg(bucket.Microseconds())
+	rows, err := db.Query(ctx, `SELECT b, count(*) FILTER (WHERE status = 'completed'), count(*) FILTER (WHERE status = 'failed')
+FROM (SELECT status, floor(extract(epoch FROM finalized_at) * 1000000 / `+width+`::bigint)::bigint AS b
+	FROM `+e.d.Table()+" "+q.Where()+`) AS w
+GROUP BY b ORDER BY b`, q.Args...)
+	if err != nil {
+		return nil, err
+	}
+	series := []driver.JobBucket{}
+	var b driver.JobBucket
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&n, &b.Completed, &b.Failed}, func() error {
+		b.Start = time.UnixMicro(n * bucket.Microseconds()).UTC()
+		series = append(series, b)
+		return nil
+	})
+	return series, err
 }
 
 // countBy counts the jobs q selects by status, topic and queue, into
