@@ -50,21 +50,7 @@ func TestRawArgsRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"bad options", sluice.RawArgs{TopicName: "note"}, &sluice.EnqueueOptions{Priority: 1 << 20}, sluice.ErrInvalidOptions},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := c.Enqueue(t.Context(), tt.args, tt.opts)
-			require.ErrorIs(t, err, tt.is)
-
-			tx, err := b.db.BeginTx(t.Context(), nil)
-			require.NoError(t, err)
-			_, err = c.EnqueueTx(t.Context(), tx, tt.args, tt.opts)
-			require.ErrorIs(t, err, tt.is)
-			_, err = c.EnqueueManyTx(t.Context(), tx, []sluice.EnqueueParams{{Args: noteArgs{}}, {Args: tt.args, Options: tt.opts}})
-			require.ErrorIs(t, err, tt.is)
-			require.NoError(t, tx.Commit())
-
-			_, err = c.EnqueueMany(t.Context(), []sluice.EnqueueParams{{Args: noteArgs{}}, {Args: tt.args, Options: tt.opts}})
-			require.ErrorIs(t, err, tt.is)
-		})
+		t.Run(tt.name, func(t *testing.T) { requireRefused(t, b, c, tt.args, tt.opts, tt.is) })
 	}
 	require.Zero(t, b.count(t))
 

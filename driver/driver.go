@@ -225,6 +225,13 @@ type Executor interface {
 	// each other's rows.
 	JobClean(ctx context.Context, params *JobCleanParams) (int, error)
 
+	// JobChanges reads, in one call, what a change feed needs to learn
+	// which jobs changed since it last looked (see JobChangesParams): the
+	// running jobs, some jobs by ID, the jobs of a range of IDs, and the
+	// jobs finished recently. Every part is read through an index, so its
+	// cost grows with what it returns, not with the table.
+	JobChanges(ctx context.Context, params *JobChangesParams) (*JobChanges, error)
+
 	// ClientRecord stores or refreshes a client's record, and prunes the
 	// records of clients gone since PruneBefore.
 	ClientRecord(ctx context.Context, params *ClientRecordParams) error

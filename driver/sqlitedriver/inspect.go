@@ -122,14 +122,11 @@ FROM `+e.d.sqlTable()+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &tim
 }
 
 // series counts the jobs win selects, completed or failed, per bucket of
-// FinalizedAt (integer microseconds, divided by the bucket's). It reads
-// the rows the window's aggregate reads, through the same index.
+// FinalizedAt. It reads the rows the window's aggregate reads, through the
+// same index.
 func (r runner) series(ctx context.Context, table string, win *filtersql.Query, bucket time.Duration) ([]driver.JobBucket, error) {
-	q := win.Clone()
-	width := q.Arg(bucket.Microseconds())
-	rows, err := r.query(ctx, `SELECT finalized_at / `+width+` AS b, count(*) FILTER (WHERE status = 'completed'),
-	count(*) FILTER (WHERE status = 'failed')
-FROM `+table+" "+q.Where()+` GROUP BY b ORDER BY b`, q.Args...)
+	query, args := seriesSQL(table, win, bucket)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +142,16 @@ FROM `+table+" "+q.Where()+` GROUP BY b ORDER BY b`, q.Args...)
 		series = append(series, b)
 	}
 	return series, rows.Close()
+}
+
+// seriesSQL returns the statement of series and its arguments: buckets
+// numbered by FinalizedAt (integer microseconds) divided by the bucket's.
+func seriesSQL(table string, win *filtersql.Query, bucket time.Duration) (string, []any) {
+	q := win.Clone()
+	width := q.Arg(bucket.Microseconds())
+	return `SELECT finalized_at / ` + width + ` AS b, count(*) FILTER (WHERE status = 'completed'),
+	count(*) FILTER (WHERE status = 'failed')
+FROM ` + table + " " + q.Where() + ` GROUP BY b ORDER BY b`, q.Args
 }
 
 // errNoRow is returned by queryRow and scanOne for a query that returned

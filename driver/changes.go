@@ -1,0 +1,69 @@
+package driver
+
+import "time"
+
+// JobState is a job as a change feed reads it: where the job is in its
+// life, without its payload, errors and result, which a feed that reads
+// many jobs a second has no use for.
+type JobState struct {
+	// ID, Topic and Queue are the job's, as in JobRow.
+	ID    string `json:"id"`
+	Topic string `json:"topic"`
+	Queue string `json:"queue"`
+	// Status is where the job is in its life.
+	Status JobStatus `json:"status"`
+	// Attempt and MaxRetries are the job's claims so far and the retries
+	// it may have after the first.
+	Attempt    int `json:"attempt"`
+	MaxRetries int `json:"max_retries"`
+	// RunAt, CreatedAt, AttemptedAt and FinalizedAt are as in JobRow.
+	RunAt       time.Time `json:"run_at"`
+	CreatedAt   time.Time `json:"created_at"`
+	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	FinalizedAt time.Time `json:"finalized_at,omitzero"`
+	// LockedBy is the client holding the job; empty unless processing.
+	LockedBy string `json:"locked_by,omitempty"`
+	// Progress is the job's latest stored progress, if any.
+	Progress *JobProgress `json:"progress,omitempty"`
+}
+
+// JobChangesParams are the params of [Executor.JobChanges]. Each part of
+// the result is read only when asked for, and each holds at most Limit
+// jobs; which of them a part holds when more qualify is not specified.
+type JobChangesParams struct {
+	// Running asks for the processing jobs, read through the index of
+	// leases: as many as jobs are running, however large the table.
+	Running bool
+	// IDs asks for these jobs, by primary key; IDs that name no job (or
+	// are not job IDs at all) are absent from the result.
+	IDs []string
+	// CreatedFrom and CreatedBefore, when CreatedBefore is not empty, ask
+	// for the jobs whose ID is at or after CreatedFrom and before
+	// CreatedBefore, in the order IDs sort (as UUIDs: their bytes, which
+	// is the order of their canonical lowercase text), read through the
+	// primary key. With IDs that sort by creation time (version 7 UUIDs),
+	// these are the jobs created in a span of time.
+	CreatedFrom, CreatedBefore string
+	// FinalizedSince, when not zero, asks for the finished jobs whose
+	// FinalizedAt is at or after it, read through the index of finished
+	// jobs.
+	FinalizedSince time.Time
+	// Limit is the most jobs each part holds; at least 1.
+	Limit int
+}
+
+// JobChanges is the outcome of [Executor.JobChanges]: one part per
+// question of the params, each nil when not asked. A job may be in more
+// than one part. The parts are read in the order of the fields, each
+// seeing every write committed before it starts, so a later part's
+// reading of a job is never older than an earlier part's.
+type JobChanges struct {
+	// Running are the processing jobs.
+	Running []*JobState
+	// ByID are the jobs of JobChangesParams.IDs that exist.
+	ByID []*JobState
+	// Created are the jobs of the ID range.
+	Created []*JobState
+	// Finalized are the jobs finished since FinalizedSince.
+	Finalized []*JobState
+}

@@ -1,0 +1,139 @@
+package pgxdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
+)
+
+// stateColumns are the columns of a driver.JobState, in the order
+// scanStates reads them.
+const stateColumns = "j.id, j.topic, j.queue, j.status, j.attempt, j.max_retries, j.run_at, j.created_at, " +
+	"j.attempted_at, j.finalized_at, j.locked_by, j.progress"
+
+// The statements of JobChanges. {t} is the table, {cols} stateColumns.
+// Each orders its rows as its index holds them, which costs nothing and
+// keeps a generic plan (the feed runs them every tick) from choosing a
+// scan of the table that it expects to stop after a few rows.
+const (
+	// changesRunningSQL: $1 limit. It walks the lease index, whose rows
+	// are the processing jobs.
+	changesRunningSQL = `SELECT {cols} FROM {t} AS j
+WHERE j.locked_until IS NOT NULL AND j.status = 'processing' ORDER BY j.locked_until LIMIT $1`
+	// changesByIDSQL: $1 IDs. Primary-key lookups.
+	changesByIDSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = ANY($1::uuid[])`
+	// changesCreatedSQL: $1 first ID, $2 ID past the end, $3 limit. A
+	// range of the primary key.
+	changesCreatedSQL = `SELECT {cols} FROM {t} AS j WHERE j.id >= $1::uuid AND j.id < $2::uuid ORDER BY j.id LIMIT $3`
+	// changesFinalizedSQL: $1 since, $2 limit. One range of the finalized
+	// index per final status.
+	changesFinalizedSQL = `SELECT * FROM (
+	(SELECT {cols} FROM {t} AS j WHERE j.status = 'completed' AND j.finalized_at IS NOT NULL
+		AND j.finalized_at >= $1 ORDER BY j.finalized_at LIMIT $2)
+	UNION ALL
+	(SELECT {cols} FROM {t} AS j WHERE j.status = 'failed' AND j.finalized_at IS NOT NULL
+		AND j.finalized_at >= $1 ORDER BY j.finalized_at LIMIT $2)
+	UNION ALL
+	(SELECT {cols} FROM {t} AS j WHERE j.status = 'cancelled' AND j.finalized_at IS NOT NULL
+		AND j.finalized_at >= $1 ORDER BY j.finalized_at LIMIT $2)
+) AS f LIMIT $2`
+)
+
+// JobChanges sends the statements of the parts asked for in one batch: one
+// round trip, each statement with a snapshot of its own, in order.
+func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (*driver.JobChanges, error) {
+	const op = "changes"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	switch {
+	case p == nil:
+		return nil, errors.New("pgxdriver: changes: nil params")
+	case p.Limit < 1:
+		return nil, fmt.Errorf("pgxdriver: changes: limit %d is less than 1", p.Limit)
+	}
+	b := &pgx.Batch{}
+	var parts []*[]*driver.JobState
+	res := &driver.JobChanges{}
+	queue := func(part *[]*driver.JobState, sql string, args ...any) {
+		b.Queue(strings.NewReplacer("{t}", e.d.Table(), "{cols}", stateColumns).Replace(sql), args...)
+		parts = append(parts, part)
+	}
+	if p.Running {
+		queue(&res.Running, changesRunningSQL, p.Limit)
+	}
+	if p.IDs != nil {
+		res.ByID = []*driver.JobState{}
+		if ids := uuids(p.IDs); len(ids) > 0 {
+			queue(&res.ByID, changesByIDSQL, ids)
+		}
+	}
+	if p.CreatedBefore != "" {
+		from, okFrom := parseUUID(p.CreatedFrom)
+		before, okBefore := parseUUID(p.CreatedBefore)
+		if !okFrom || !okBefore {
+			return nil, fmt.Errorf("pgxdriver: changes: ID range %q to %q: not UUIDs", p.CreatedFrom, p.CreatedBefore)
+		}
+		queue(&res.Created, changesCreatedSQL, from, before, p.Limit)
+	}
+	if !p.FinalizedSince.IsZero() {
+		queue(&res.Finalized, changesFinalizedSQL, p.FinalizedSince, p.Limit)
+	}
+	if len(parts) == 0 {
+		return res, nil
+	}
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	for _, part := range parts {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, wrapErr(ctx, op, err)
+		}
+		if *part, err = scanStates(rows); err != nil {
+			return nil, wrapErr(ctx, op, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return res, nil
+}
+
+// scanStates reads every row of rows, of stateColumns, and closes it.
+func scanStates(rows pgx.Rows) ([]*driver.JobState, error) {
+	defer rows.Close()
+	states := []*driver.JobState{}
+	var (
+		s                        driver.JobState
+		runAt, createdAt         time.Time
+		attemptedAt, finalizedAt pgtype.Timestamptz
+		lockedBy                 pgtype.Text
+		progress                 []byte
+	)
+	dest := []any{&s.ID, &s.Topic, &s.Queue, &s.Status, &s.Attempt, &s.MaxRetries, &runAt, &createdAt,
+		&attemptedAt, &finalizedAt, &lockedBy, &progress}
+	for rows.Next() {
+		progress = nil
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		st := s
+		st.RunAt, st.CreatedAt = runAt.UTC(), createdAt.UTC()
+		st.AttemptedAt, st.FinalizedAt = fromNullTime(attemptedAt), fromNullTime(finalizedAt)
+		st.LockedBy = lockedBy.String
+		var err error
+		if st.Progress, err = rowcodec.Progress(progress); err != nil {
+			return nil, fmt.Errorf("job %s: decode progress: %w", st.ID, err)
+		}
+		states = append(states, &st)
+	}
+	return states, rows.Err()
+}

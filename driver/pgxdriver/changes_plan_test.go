@@ -1,0 +1,58 @@
+package pgxdriver_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// TestChangesPlans checks that every read of a change feed's tick, and the
+// outcomes per bucket of Stats, find their rows through the index their
+// part names, under custom and generic plans and statistics taken while
+// most jobs were finished: none reads the whole table, so their cost grows
+// with what they return.
+func TestChangesPlans(t *testing.T) {
+	t.Parallel()
+	d, pool, _ := newDriver(t)
+	ctx := t.Context()
+	for range 5 {
+		_, err := d.Executor().JobInsertMany(ctx, params(jobs(2000, "default")))
+		require.NoError(t, err)
+	}
+	claimed := claim(t, d, "c", 9000)
+	now := time.Now()
+	var fin []*driver.JobFinalize
+	for _, j := range claimed[:8500] {
+		fin = append(fin, &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "c", AttemptedAt: j.AttemptedAt,
+			Status: driver.StatusCompleted, FinalizedAt: now.Add(-time.Hour)})
+	}
+	_, err := d.Executor().JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: fin})
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `ANALYZE sluice_jobs`)
+	require.NoError(t, err)
+
+	running, byID, created, finalized := d.ChangesQueries()
+	series, seriesArgs := d.SeriesQuery(&driver.JobFilter{Topics: []string{"work"}}, now.Add(-time.Minute), time.Minute)
+	lo := pgtype.UUID{Bytes: [16]byte{0x01, 0x90}, Valid: true}
+	hi := pgtype.UUID{Bytes: [16]byte{0x01, 0x91}, Valid: true}
+	for _, tc := range []struct {
+		name, sql, index string
+		args             []any
+	}{
+		{"running", running, "sluice_jobs_lease_idx", []any{10001}},
+		{"byID", byID, "sluice_jobs_pkey", []any{[]string{claimed[0].ID, claimed[1].ID}}},
+		{"created", created, "sluice_jobs_pkey", []any{lo, hi, 1001}},
+		{"finalized", finalized, "sluice_jobs_finalized_idx", []any{now.Add(-time.Minute), 1001}},
+		{"series", series, "sluice_jobs_finalized_idx", seriesArgs},
+	} {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			plan := explainMode(t, pool, mode, "EXPLAIN", tc.sql, tc.args...)
+			require.NotContains(t, plan, "Seq Scan", "%s (%s) plan:\n%s", tc.name, mode, plan)
+			require.Contains(t, plan, tc.index, "%s (%s) plan:\n%s", tc.name, mode, plan)
+		}
+	}
+}

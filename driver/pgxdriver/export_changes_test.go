@@ -1,0 +1,21 @@
+package pgxdriver
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// ChangesQueries returns the SQL of JobChanges' parts, for tests that
+// check their plans.
+func (d *Driver) ChangesQueries() (running, byID, created, finalized string) {
+	fill := strings.NewReplacer("{t}", d.Table(), "{cols}", stateColumns).Replace
+	return fill(changesRunningSQL), fill(changesByIDSQL), fill(changesCreatedSQL), fill(changesFinalizedSQL)
+}
+
+// SeriesQuery returns the SQL of Stats' outcomes per bucket and its
+// arguments, for tests that check its plan.
+func (d *Driver) SeriesQuery(filter *driver.JobFilter, since time.Time, bucket time.Duration) (string, []any) {
+	return seriesSQL(d.Table(), windowQuery(filter, since), bucket)
+}

@@ -1,0 +1,111 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
+)
+
+// stateColumns are the columns of a driver.JobState, in the order
+// scanStates reads them.
+const stateColumns = "id, topic, queue, status, attempt, max_retries, run_at, created_at, " +
+	"attempted_at, finalized_at, locked_by, progress"
+
+// The statements of JobChanges. {t} is the table, {cols} stateColumns.
+const (
+	// changesRunningSQL: ?1 limit. It walks the lease index, which holds
+	// the processing jobs only.
+	changesRunningSQL = `SELECT {cols} FROM {t} WHERE status = 'processing' LIMIT ?1`
+	// changesByIDSQL: ?1 IDs (a JSON array). Primary-key lookups.
+	changesByIDSQL = `SELECT {cols} FROM {t} WHERE id IN (SELECT value FROM json_each(?1))`
+	// changesCreatedSQL: ?1 first ID, ?2 ID past the end, ?3 limit. A
+	// range of the primary key.
+	changesCreatedSQL = `SELECT {cols} FROM {t} WHERE id >= ?1 AND id < ?2 LIMIT ?3`
+	// changesFinalizedSQL: ?1 since, ?2 limit. One range of the finalized
+	// index per final status.
+	changesFinalizedSQL = `SELECT {cols} FROM {t}
+WHERE finalized_at IS NOT NULL AND status IN ('completed', 'failed', 'cancelled') AND finalized_at >= ?1 LIMIT ?2`
+)
+
+// JobChanges runs the statements of the parts asked for, in order, each a
+// read of its own (on the handle) or in the caller's transaction.
+func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (*driver.JobChanges, error) {
+	switch {
+	case p == nil:
+		return nil, errors.New("sqlitedriver: changes: nil params")
+	case p.Limit < 1:
+		return nil, fmt.Errorf("sqlitedriver: changes: limit %d is less than 1", p.Limit)
+	}
+	fill := strings.NewReplacer("{t}", e.d.sqlTable(), "{cols}", stateColumns).Replace
+	res := &driver.JobChanges{}
+	err := e.read(ctx, "changes", func(r runner) error {
+		read := func(part *[]*driver.JobState, query string, args ...any) error {
+			rows, err := r.query(ctx, fill(query), args...)
+			if err != nil {
+				return err
+			}
+			*part, err = scanStates(rows)
+			return err
+		}
+		if p.Running {
+			if err := read(&res.Running, changesRunningSQL, p.Limit); err != nil {
+				return err
+			}
+		}
+		if p.IDs != nil {
+			ids, _ := json.Marshal(p.IDs) // strings always encode
+			if err := read(&res.ByID, changesByIDSQL, string(ids)); err != nil {
+				return err
+			}
+		}
+		if p.CreatedBefore != "" {
+			if err := read(&res.Created, changesCreatedSQL, p.CreatedFrom, p.CreatedBefore, p.Limit); err != nil {
+				return err
+			}
+		}
+		if !p.FinalizedSince.IsZero() {
+			return read(&res.Finalized, changesFinalizedSQL, micros(p.FinalizedSince), p.Limit)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// scanStates reads every row of rows, of stateColumns, and closes it.
+func scanStates(rows *sql.Rows) ([]*driver.JobState, error) {
+	defer rows.Close()
+	states := []*driver.JobState{}
+	for rows.Next() {
+		var (
+			s                        driver.JobState
+			status                   string
+			runAt, createdAt         int64
+			attemptedAt, finalizedAt sql.NullInt64
+			lockedBy                 sql.NullString
+			progress                 []byte
+		)
+		err := rows.Scan(&s.ID, &s.Topic, &s.Queue, &status, &s.Attempt, &s.MaxRetries, &runAt, &createdAt,
+			&attemptedAt, &finalizedAt, &lockedBy, &progress)
+		if err != nil {
+			return nil, err
+		}
+		s.Status = driver.JobStatus(status)
+		s.RunAt, s.CreatedAt = fromMicros(runAt), fromMicros(createdAt)
+		s.AttemptedAt, s.FinalizedAt = fromNullMicros(attemptedAt), fromNullMicros(finalizedAt)
+		s.LockedBy = lockedBy.String
+		if s.Progress, err = rowcodec.Progress(progress); err != nil {
+			return nil, fmt.Errorf("job %s: decode progress: %w", s.ID, err)
+		}
+		states = append(states, &s)
+	}
+	return states, rows.Close()
+}

@@ -1,0 +1,42 @@
+package sqlitedriver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
+)
+
+// TestChangesPlans checks that every read of a change feed's tick, and the
+// outcomes per bucket of Stats, find their rows through the index their
+// part names, on a table mostly finished whose statistics say so: none
+// reads the whole table, so their cost grows with what they return.
+func TestChangesPlans(t *testing.T) {
+	t.Parallel()
+	d := newPlanDriver(t)
+	fillForPlans(t, d)
+	_, err := d.db.ExecContext(t.Context(), "ANALYZE")
+	require.NoError(t, err)
+	fill := strings.NewReplacer("{t}", d.sqlTable(), "{cols}", stateColumns).Replace
+	win := filtersql.New(dialect, &driver.JobFilter{})
+	win.In("status", []string{"completed", "failed"})
+	win.AddTime("finalized_at >= ", time.Unix(1_900_000_000, 0).Add(time.Hour))
+	series, seriesArgs := seriesSQL(d.sqlTable(), win, time.Minute)
+	for _, tc := range []struct {
+		name, query string
+		args        []any
+		index       string
+	}{
+		{"running", fill(changesRunningSQL), []any{10001}, "sluice_jobs_lease_idx"},
+		{"byID", fill(changesByIDSQL), []any{`["job-00001", "job-00002"]`}, "sqlite_autoindex_sluice_jobs_1"},
+		{"created", fill(changesCreatedSQL), []any{"job-00100", "job-00200", 1001}, "sqlite_autoindex_sluice_jobs_1"},
+		{"finalized", fill(changesFinalizedSQL), []any{1_900_000_000_000_000, 1001}, "sluice_jobs_finalized_idx"},
+		{"series", series, seriesArgs, "sluice_jobs_finalized_idx"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { requireIndexed(t, d, tc.name, tc.query, tc.args, tc.index) })
+	}
+}
