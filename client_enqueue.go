@@ -94,6 +94,9 @@ func (c *Client[TTx]) enqueue(ctx context.Context, exec driver.Executor, committ
 	if held {
 		c.events.releaseEnqueued(inserts, results, c.now())
 	}
+	if committed && c.feed.running() {
+		c.feed.note(insertedRows(results), false)
+	}
 	c.wakeFor(inserts, now, committed)
 	return out, nil
 }

@@ -27,6 +27,13 @@ type JobState struct {
 	Progress *JobProgress `json:"progress,omitempty"`
 }
 
+// State returns the job's JobState.
+func (j *JobRow) State() *JobState {
+	return &JobState{ID: j.ID, Topic: j.Topic, Queue: j.Queue, Status: j.Status, Attempt: j.Attempt,
+		MaxRetries: j.MaxRetries, RunAt: j.RunAt, CreatedAt: j.CreatedAt, AttemptedAt: j.AttemptedAt,
+		FinalizedAt: j.FinalizedAt, LockedBy: j.LockedBy, Progress: j.Progress}
+}
+
 // JobChangesParams are the params of [Executor.JobChanges]. Each part of
 // the result is read only when asked for, and each holds at most Limit
 // jobs; which of them a part holds when more qualify is not specified.

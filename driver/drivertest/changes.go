@@ -28,13 +28,6 @@ func changesCases[TTx any]() []testCase[TTx] {
 	}
 }
 
-// stateOf returns the JobState of a stored row.
-func stateOf(r *driver.JobRow) *driver.JobState {
-	return &driver.JobState{ID: r.ID, Topic: r.Topic, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
-		MaxRetries: r.MaxRetries, RunAt: r.RunAt, CreatedAt: r.CreatedAt, AttemptedAt: r.AttemptedAt,
-		FinalizedAt: r.FinalizedAt, LockedBy: r.LockedBy, Progress: r.Progress}
-}
-
 // requireStates requires got to hold the states of exactly the stored jobs
 // ids, in any order.
 func (h *harness[TTx]) requireStates(ids []string, got []*driver.JobState, msg string) {
@@ -46,7 +39,7 @@ func (h *harness[TTx]) requireStates(ids []string, got []*driver.JobState, msg s
 	}
 	require.ElementsMatch(h.t, ids, gotIDs, msg)
 	for _, s := range got {
-		want := stateOf(h.get(s.ID))
+		want := h.get(s.ID).State()
 		m := msg + ": job " + s.ID
 		require.Equal(h.t, want.Topic, s.Topic, m+".Topic")
 		require.Equal(h.t, want.Queue, s.Queue, m+".Queue")
