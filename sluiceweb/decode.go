@@ -33,24 +33,29 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) erro
 	case len(bytes.TrimSpace(body)) == 0:
 		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body is empty: want a JSON object"}
 	}
-	// The members first: a body that is no object, or holds more than one
-	// value, fails here, and unknown members are named.
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil {
-		return bodyProblem(err)
-	}
-	known := fieldNames(v)
-	for name := range members {
-		if !known[name] {
-			return badRequest(CodeInvalidRequest, name, "unknown field")
-		}
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyProblem(err)
+	err = dec.Decode(v)
+	if err == nil {
+		if _, end := dec.Token(); end != io.EOF {
+			err = errors.New("more follows the JSON object")
+		}
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	// encoding/json names an unknown member only in its message: read the
+	// members to name it.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		known := fieldNames(v)
+		for name := range members {
+			if !known[name] {
+				return badRequest(CodeInvalidRequest, name, "unknown field")
+			}
+		}
+	}
+	return bodyProblem(err)
 }
 
 // bodyProblem returns the problem of a body encoding/json did not decode.
@@ -97,10 +102,17 @@ func jsonType(kind string) string {
 // jobID returns the path's job ID, or a problem if it is not a UUID.
 func jobID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if _, err := uuid.Parse(id); err != nil {
+	if !isUUID(id) {
 		return "", badRequest(CodeInvalidRequest, "id", fmt.Sprintf("%q is not a job ID (a UUID)", id))
 	}
 	return id, nil
+}
+
+// isUUID reports whether s is a UUID in its canonical form, as job IDs are
+// (uuid.Parse also takes braces, URNs and 32 bare digits).
+func isUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
 }
 
 // query reads a request's query parameters, refusing those it does not

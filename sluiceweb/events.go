@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/sluicehq/sluice"
 )
 
@@ -40,7 +38,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	opts := &sluice.WatchOptions{IDs: q.list("ids"), Topics: q.list("topics"), After: r.Header.Get("Last-Event-ID")}
 	for i, id := range opts.IDs {
-		if _, err := uuid.Parse(id); err != nil {
+		if !isUUID(id) {
 			h.fail(w, r, badRequest(CodeInvalidFilter, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("%q is not a job ID (a UUID)", id)))
 			return
 		}

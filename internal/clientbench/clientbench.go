@@ -63,6 +63,13 @@ func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 // the default Config's), reports jobs/s, and returns when all are done.
 func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration, workers int) {
 	b.Helper()
+	b.ReportMetric(burnDown(b, d, n, jobTime, workers, false), "jobs/s")
+}
+
+// burnDown is BurnDown returning jobs/s; with watched, a subscriber of the
+// client's change feed reads every change while the client works.
+func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.Duration, workers int, watched bool) float64 {
+	b.Helper()
 	var done atomic.Int64
 	finished := make(chan struct{})
 	c := client(b, d, func(context.Context, *sluice.Job[Args]) error {
@@ -74,6 +81,17 @@ func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.D
 		}
 		return nil
 	}, workers)
+	if watched {
+		sub, err := c.Watch(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Close()
+		go func() {
+			for range sub.C { // until Close
+			}
+		}()
+	}
 	start := time.Now()
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)
@@ -83,7 +101,7 @@ func BurnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.D
 	if err := c.Stop(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "jobs/s")
+	return float64(n) / elapsed.Seconds()
 }
 
 // Enqueue enqueues one job per call, b.N times, from one goroutine or,

@@ -2,6 +2,7 @@ package clientbench
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,6 +67,40 @@ func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 			return err
 		})
 	})
+	inspectHTTP(b, c)
+	b.Run("Changes/Tick", func(b *testing.B) { changesTick(b, d) })
+}
+
+// changesTick measures one read of a change feed with the default Config
+// over the table: the running jobs, the last read's running jobs by ID,
+// and the jobs created and finished within the default lag.
+func changesTick[TTx any](b *testing.B, d driver.Driver[TTx]) {
+	ex := d.Executor()
+	limit := sluice.DefaultFeedMaxRows + 1
+	res, err := ex.JobChanges(context.Background(), &driver.JobChangesParams{Running: true, Limit: limit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, len(res.Running))
+	for i, s := range res.Running {
+		ids[i] = s.ID
+	}
+	now := time.Now()
+	p := &driver.JobChangesParams{Running: true, IDs: ids, Limit: limit,
+		CreatedFrom:    idFloor(now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval)),
+		CreatedBefore:  idFloor(now.Add(sluice.DefaultFeedLag)),
+		FinalizedSince: now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval)}
+	measure(b, func(ctx context.Context) error {
+		_, err := ex.JobChanges(ctx, p)
+		return err
+	})
+	b.ReportMetric(float64(len(ids)), "running")
+}
+
+// idFloor returns the smallest UUID of t's millisecond (see the feed).
+func idFloor(t time.Time) string {
+	ms := t.UnixMilli()
+	return fmt.Sprintf("%08x-%04x-0000-0000-000000000000", ms>>16, ms&0xffff)
 }
 
 func measure(b *testing.B, fn func(ctx context.Context) error) {

@@ -1,0 +1,64 @@
+package pgxdriver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/internal/clientbench"
+	"github.com/sluicehq/sluice/internal/dbtest"
+)
+
+// Benchmarks of the web API and the change feed (sluiceweb, Client.Watch),
+// against the Postgres server named by SLUICE_TEST_DATABASE_URL. Figures
+// are recorded in docs/performance.md.
+
+// BenchmarkClientEnqueueHTTPParallel enqueues one job per request through
+// POST api/jobs from 16 keep-alive connections: compare with
+// BenchmarkClientEnqueueParallel.
+func BenchmarkClientEnqueueHTTPParallel(b *testing.B) {
+	d, _ := benchDriver(b)
+	clientbench.EnqueueHTTP(b, d, 16)
+}
+
+// BenchmarkFeed measures the database calls of a client's change feed with
+// 1 and 100 event streams open while jobs are worked.
+func BenchmarkFeed(b *testing.B) {
+	for _, subs := range []int{1, 100} {
+		b.Run(map[int]string{1: "Streams1", 100: "Streams100"}[subs], func(b *testing.B) {
+			d, _ := benchDriver(b)
+			clientbench.Feed(b, d, subs, 5*time.Second)
+		})
+	}
+}
+
+// BenchmarkClientWorkBacklogFeed works backlogs of 300k no-op jobs with
+// 2,000 workers, with and without a change feed subscriber, alternately.
+func BenchmarkClientWorkBacklogFeed(b *testing.B) {
+	n := clientbench.Size(300_000)
+	url := dbtest.URL(b)
+	clientbench.BurnDownFeed(b, func() (driver.Driver[pgx.Tx], func()) {
+		schema := dbtest.Schema(b, url)
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+		cfg.MaxConns = 20
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := pgxdriver.New(pool, pgxdriver.WithSchema(schema))
+		if err := d.Migrate(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		backlog(b, pool, n, "pending")
+		return d, pool.Close
+	}, n, 2000, 3)
+}
