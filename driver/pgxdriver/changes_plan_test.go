@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
 )
 
 // TestChangesPlans checks that every read of a change feed's tick, and the
@@ -35,8 +37,17 @@ func TestChangesPlans(t *testing.T) {
 	_, err = pool.Exec(ctx, `ANALYZE sluice_jobs`)
 	require.NoError(t, err)
 
+	requireChangesPlans(t, d, pool, []string{claimed[0].ID, claimed[1].ID}, now.Add(-time.Minute))
+}
+
+// requireChangesPlans checks the plans of a change feed's reads and of the
+// outcomes per bucket of Stats over d's table, with ids for the reads by
+// ID and recent meaning after recent. BenchmarkInspect runs it on a
+// million jobs.
+func requireChangesPlans(tb testing.TB, d *pgxdriver.Driver, pool *pgxpool.Pool, ids []string, recent time.Time) {
+	tb.Helper()
 	running, byID, created, finalized := d.ChangesQueries()
-	series, seriesArgs := d.SeriesQuery(&driver.JobFilter{Topics: []string{"work"}}, now.Add(-time.Minute), time.Minute)
+	series, seriesArgs := d.SeriesQuery(&driver.JobFilter{Topics: []string{"work"}}, recent, time.Minute)
 	lo := pgtype.UUID{Bytes: [16]byte{0x01, 0x90}, Valid: true}
 	hi := pgtype.UUID{Bytes: [16]byte{0x01, 0x91}, Valid: true}
 	for _, tc := range []struct {
@@ -44,15 +55,15 @@ func TestChangesPlans(t *testing.T) {
 		args             []any
 	}{
 		{"running", running, "sluice_jobs_lease_idx", []any{10001}},
-		{"byID", byID, "sluice_jobs_pkey", []any{[]string{claimed[0].ID, claimed[1].ID}}},
+		{"byID", byID, "sluice_jobs_pkey", []any{ids}},
 		{"created", created, "sluice_jobs_pkey", []any{lo, hi, 1001}},
-		{"finalized", finalized, "sluice_jobs_finalized_idx", []any{now.Add(-time.Minute), 1001}},
+		{"finalized", finalized, "sluice_jobs_finalized_idx", []any{recent, 1001}},
 		{"series", series, "sluice_jobs_finalized_idx", seriesArgs},
 	} {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-			plan := explainMode(t, pool, mode, "EXPLAIN", tc.sql, tc.args...)
-			require.NotContains(t, plan, "Seq Scan", "%s (%s) plan:\n%s", tc.name, mode, plan)
-			require.Contains(t, plan, tc.index, "%s (%s) plan:\n%s", tc.name, mode, plan)
+			plan := explainMode(tb, pool, mode, "EXPLAIN", tc.sql, tc.args...)
+			require.NotContains(tb, plan, "Seq Scan", "%s (%s) plan:\n%s", tc.name, mode, plan)
+			require.Contains(tb, plan, tc.index, "%s (%s) plan:\n%s", tc.name, mode, plan)
 		}
 	}
 }

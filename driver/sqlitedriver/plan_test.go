@@ -124,7 +124,7 @@ func checkPlans(t *testing.T, d *Driver) {
 // requireIndexed requires that the plan of query with args reads no table
 // but through an index, and names index (if not empty); it returns the
 // plan.
-func requireIndexed(t *testing.T, d *Driver, name, query string, args []any, index string) string {
+func requireIndexed(t testing.TB, d *Driver, name, query string, args []any, index string) string {
 	t.Helper()
 	plan := explain(t, d, query, args)
 	t.Logf("%s:\n%s", name, plan)
@@ -139,7 +139,7 @@ func requireIndexed(t *testing.T, d *Driver, name, query string, args []any, ind
 	return plan
 }
 
-func explain(t *testing.T, d *Driver, query string, args []any) string {
+func explain(t testing.TB, d *Driver, query string, args []any) string {
 	t.Helper()
 	rows, err := d.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	require.NoError(t, err)
