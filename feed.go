@@ -196,14 +196,14 @@ func (s *ChangeSubscription) wants(ch *Change) bool {
 // (the database unreachable, say) is returned. The subscription ends when
 // ctx ends or Close is called.
 //
-// What the feed sees: jobs enqueued (within the lag of their ID's time:
-// see ChangeFeedConfig.Lag), started, progressing, finished, retried and
-// requeued once they run again, and deleted while it knew them; what it
-// does not see until the job next runs or finishes: a requeue, a retry
-// now or a delete by another process of a job that was not running and
-// had not just finished. Jobs whose IDs do not sort by creation time
-// (Config.NewJobID other than the default version 7 UUIDs) are reported
-// from their first claim, not when enqueued.
+// What the feed sees: jobs enqueued, started, progressing, finished,
+// retried, requeued and deleted. What it does not report: a retry now
+// (the job stays pending), the deletes of retention (Config.Retention), and
+// states a job passed through within one interval. Jobs whose IDs do not
+// sort by creation time (Config.NewJobID other than the default version 7
+// UUIDs), and jobs enqueued in a transaction that committed more than the
+// lag after the ID was made, are reported from their first claim, not
+// when enqueued.
 func (c *Client[TTx]) Watch(ctx context.Context, opts *WatchOptions) (*ChangeSubscription, error) {
 	if opts == nil {
 		opts = &WatchOptions{}

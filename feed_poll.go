@@ -19,7 +19,8 @@ const feedReadTimeout = 30 * time.Second
 // that were running at the last read, by ID, to learn what became of those
 // no longer running; the jobs whose version 7 IDs fall in the span from
 // the last read's time minus the lag to now plus the lag (jobs created
-// lately); and the jobs finished since the last read's time minus the lag.
+// lately); the jobs finished since the last read's time minus the lag; and
+// the jobs requeued or deleted since then (the driver's log of actions).
 // A job is reported when its state is newer than the one the poller holds
 // for it (see newer), so the overlap of the spans, which catches writes
 // committed after the time they record, reports nothing twice. The states
@@ -123,6 +124,7 @@ func (p *poller) read(report bool) ([]Change, error) {
 		CreatedFrom:    idFloor(p.lastWall.Add(-p.cfg.Lag)),
 		CreatedBefore:  idFloor(wall.Add(p.cfg.Lag)),
 		FinalizedSince: p.lastNow.Add(-p.cfg.Lag),
+		ActedSince:     p.lastNow.Add(-p.cfg.Lag),
 		Limit:          p.cfg.MaxRows + 1,
 	}
 	if len(p.running) > 0 {
@@ -153,12 +155,14 @@ func (p *poller) read(report bool) ([]Change, error) {
 // changes it shows: one ChangeResync instead when a part was cut at
 // MaxRows.
 func (p *poller) apply(res *driver.JobChanges, wall time.Time) []Change {
-	overflow := len(res.Running) > p.cfg.MaxRows || len(res.Created) > p.cfg.MaxRows ||
-		len(res.Finalized) > p.cfg.MaxRows
+	overflow := false
+	for _, part := range [][]*JobState{res.Running, res.Created, res.Finalized, res.Acted, res.Deleted} {
+		overflow = overflow || len(part) > p.cfg.MaxRows
+	}
 	// A later part's reading of a job is never older than an earlier's.
-	latest := make(map[string]*JobState, len(res.Running)+len(res.ByID)+len(res.Created)+len(res.Finalized))
+	latest := make(map[string]*JobState, len(res.Running)+len(res.ByID)+len(res.Created)+len(res.Finalized)+len(res.Acted))
 	var order []string
-	for i, part := range [][]*JobState{res.Running, res.ByID, res.Created, res.Finalized} {
+	for i, part := range [][]*JobState{res.Running, res.ByID, res.Created, res.Finalized, res.Acted} {
 		for _, s := range part {
 			if _, ok := latest[s.ID]; !ok {
 				order = append(order, s.ID)
@@ -168,17 +172,28 @@ func (p *poller) apply(res *driver.JobChanges, wall time.Time) []Change {
 			}
 		}
 	}
+	acted := make(map[string]bool, len(res.Acted))
+	for _, s := range res.Acted {
+		acted[s.ID] = true
+	}
 	var changes []Change
 	for _, id := range order {
 		if s := latest[id]; s != nil {
-			if ch, ok := p.observe(s, wall); ok {
+			if ch, ok := p.observe(s, wall, acted[id]); ok {
 				changes = append(changes, ch)
 			}
 		}
 	}
-	for _, id := range p.running {
-		if _, ok := latest[id]; !ok && !overflow {
-			if ch, ok := p.forget(id, nil, wall); ok {
+	if !overflow {
+		for _, id := range p.running {
+			if _, ok := latest[id]; !ok {
+				if ch, ok := p.forget(id, nil, wall); ok {
+					changes = append(changes, ch)
+				}
+			}
+		}
+		for _, s := range res.Deleted {
+			if ch, ok := p.forget(s.ID, s, wall); ok {
 				changes = append(changes, ch)
 			}
 		}
@@ -194,8 +209,9 @@ func (p *poller) apply(res *driver.JobChanges, wall time.Time) []Change {
 }
 
 // observe records state s of a job read at wall and returns its change,
-// if s is newer than the state held.
-func (p *poller) observe(s *JobState, wall time.Time) (Change, bool) {
+// if s is newer than the state held; requeued says that the job was
+// requeued lately, for a job the poller knew nothing of.
+func (p *poller) observe(s *JobState, wall time.Time, requeued bool) (Change, bool) {
 	old := p.mem[s.ID]
 	var prev *JobState
 	if old != nil {
@@ -209,7 +225,11 @@ func (p *poller) observe(s *JobState, wall time.Time) (Change, bool) {
 		return Change{}, false
 	}
 	p.mem[s.ID] = &seen{state: s, at: wall}
-	return Change{Kind: kindOf(prev, s), Job: s}, true
+	kind := kindOf(prev, s)
+	if prev == nil && requeued && s.Status == StatusPending {
+		kind = ChangeRequeued
+	}
+	return Change{Kind: kind, Job: s}, true
 }
 
 // forget records that job id is gone and returns its ChangeDeleted, if the
@@ -254,7 +274,7 @@ func (p *poller) applyNotes(ns []note) []Change {
 		if n.deleted {
 			ch, ok = p.forget(n.state.ID, n.state, wall)
 		} else {
-			ch, ok = p.observe(n.state, wall)
+			ch, ok = p.observe(n.state, wall, false)
 		}
 		if ok {
 			ch.At = now

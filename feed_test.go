@@ -13,10 +13,10 @@ import (
 	"github.com/sluicehq/sluice/driver"
 )
 
-// quickFeed reads every 20 ms, looks 200 ms back, and stops with its last
+// quickFeed reads every 20 ms, looks 2 s back, and stops with its last
 // subscriber.
 func quickFeed() sluice.ChangeFeedConfig {
-	return sluice.ChangeFeedConfig{Interval: 20 * time.Millisecond, Lag: 200 * time.Millisecond, Linger: -1}
+	return sluice.ChangeFeedConfig{Interval: 20 * time.Millisecond, Lag: 2 * time.Second, Linger: -1}
 }
 
 // watch subscribes to c's feed with opts until the test ends.
@@ -108,6 +108,30 @@ func TestWatchReportsWhatOtherClientsDo(t *testing.T) {
 	_, err = watcher.Delete(t.Context(), res.Job.ID)
 	require.NoError(t, err)
 	awaitChange(t, sub, res.Job.ID, sluice.ChangeDeleted)
+}
+
+func TestWatchReportsRequeuesAndDeletesByOtherClients(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	watcher := b.client(t, &sluice.Config{ChangeFeed: quickFeed()})
+	sub := watch(t, watcher, nil)
+	other := b.client(t, nil)
+	res, err := other.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	id := res.Job.ID
+	_, err = other.Cancel(t.Context(), id)
+	require.NoError(t, err)
+	awaitChange(t, sub, id, sluice.ChangeCancelled)
+	// Neither leaves a trace an index of the jobs table shows: the log of
+	// actions tells.
+	_, err = other.Requeue(t.Context(), id)
+	require.NoError(t, err)
+	requeued := awaitChange(t, sub, id, sluice.ChangeRequeued)
+	require.Equal(t, sluice.StatusPending, requeued.Job.Status)
+	_, err = other.Delete(t.Context(), id)
+	require.NoError(t, err)
+	deleted := awaitChange(t, sub, id, sluice.ChangeDeleted)
+	require.Equal(t, "note", deleted.Job.Topic)
 }
 
 func TestWatchReportsEachChangeOnce(t *testing.T) {

@@ -55,6 +55,12 @@ type JobChangesParams struct {
 	// FinalizedAt is at or after it, read through the index of finished
 	// jobs.
 	FinalizedSince time.Time
+	// ActedSince, when not zero, asks for the jobs requeued or deleted
+	// (by JobRequeue or JobDelete, at their Now) at or after it, from the
+	// log of actions those operations keep for change feeds: a requeue or
+	// a delete changes no column a feed finds through an index. The log
+	// keeps an entry for at least ActLogRetention.
+	ActedSince time.Time
 	// Limit is the most jobs each part holds; at least 1.
 	Limit int
 }
@@ -73,4 +79,12 @@ type JobChanges struct {
 	Created []*JobState
 	// Finalized are the jobs finished since FinalizedSince.
 	Finalized []*JobState
+	// Acted are the jobs acted on since ActedSince that exist, as they are
+	// now; Deleted those that do not, with their ID, Topic and Queue only.
+	Acted, Deleted []*JobState
 }
+
+// ActLogRetention is how long the log of actions keeps an entry: JobRequeue
+// and JobDelete delete older entries as they add theirs. Claims and
+// completions never write the log.
+const ActLogRetention = 10 * time.Minute

@@ -203,11 +203,13 @@ type Executor interface {
 	// due at Now, with a fresh retry budget (see JobActParams.Retries), no
 	// FinalizedAt, and an entry for the requeue (Attempt, Now,
 	// RequeuedError) appended to Errors. It returns the changed jobs,
-	// sorted by ID.
+	// sorted by ID, and notes each in the log of actions change feeds read
+	// (see JobChangesParams.ActedSince).
 	JobRequeue(ctx context.Context, params *JobActParams) ([]*JobRow, error)
 
 	// JobDelete deletes the selected jobs that are not processing and
-	// returns them as they were, sorted by ID.
+	// returns them as they were, sorted by ID. It notes each in the log of
+	// actions change feeds read (see JobChangesParams.ActedSince).
 	JobDelete(ctx context.Context, params *JobActParams) ([]*JobRow, error)
 
 	// JobRetryNow makes the selected pending jobs due later than Now due

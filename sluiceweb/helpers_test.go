@@ -122,7 +122,7 @@ func each(t *testing.T, fn func(t *testing.T, db *database)) {
 
 // quickFeed reads every 50 ms and stops with its last subscriber.
 func quickFeed() sluice.ChangeFeedConfig {
-	return sluice.ChangeFeedConfig{Interval: 50 * time.Millisecond, Lag: 500 * time.Millisecond, Linger: -1}
+	return sluice.ChangeFeedConfig{Interval: 50 * time.Millisecond, Lag: 2 * time.Second, Linger: -1}
 }
 
 // mailWorkers returns workers with a worker for mailArgs that does fn.

@@ -23,6 +23,10 @@ func changesCases[TTx any]() []testCase[TTx] {
 		// Finalized holds exactly the jobs completed, failed or cancelled
 		// at or after FinalizedSince.
 		{name: "Finalized", twin: true, fn: testChangesFinalized[TTx]},
+		// Requeues and deletes are noted in the log of actions: Acted holds
+		// the requeued jobs as they are, Deleted the deleted ones' IDs,
+		// topics and queues; entries older than ActLogRetention go.
+		{name: "Acted", twin: true, fn: testChangesActed[TTx]},
 		// A part not asked for is nil; a Limit below 1 is an error.
 		{name: "Parts", fn: testChangesParts[TTx]},
 	}
@@ -170,6 +174,35 @@ func testChangesFinalized[TTx any](h *harness[TTx], m mode) {
 	h.requireStates(nil, res.Finalized, "finished since a minute")
 }
 
+func testChangesActed[TTx any](h *harness[TTx], m mode) {
+	failed := h.started(client1, nil)
+	h.finalize(ending(failed, driver.StatusFailed, h.at(time.Second)))
+	gone := h.insert(h.newJob())[0]
+	later := h.insert(h.newJob())[0]
+	_, err := h.exec().JobCancel(h.ctx, &driver.JobActParams{IDs: []string{later.ID}, Now: h.at(2 * time.Second)})
+	require.NoError(h.t, err)
+	h.via(m, func(ex driver.Executor) {
+		_, err := ex.JobRequeue(h.ctx, &driver.JobActParams{IDs: []string{failed.ID}, Now: h.at(5 * time.Second), Retries: 3})
+		require.NoError(h.t, err, "JobRequeue")
+		_, err = ex.JobDelete(h.ctx, &driver.JobActParams{IDs: []string{gone.ID}, Now: h.at(6 * time.Second)})
+		require.NoError(h.t, err, "JobDelete")
+	})
+	res := h.changesVia(m, &driver.JobChangesParams{ActedSince: h.at(4 * time.Second), Limit: 10})
+	h.requireStates([]string{failed.ID}, res.Acted, "requeued")
+	require.Equal(h.t, driver.StatusPending, res.Acted[0].Status)
+	require.Equal(h.t, []*driver.JobState{{ID: gone.ID, Topic: gone.Topic, Queue: gone.Queue}}, res.Deleted, "deleted")
+	res = h.changesVia(m, &driver.JobChangesParams{ActedSince: h.at(7 * time.Second), Limit: 10})
+	h.requireStates(nil, res.Acted, "acted since 7 s")
+	require.Empty(h.t, res.Deleted, "deleted since 7 s")
+
+	// An action an hour later prunes the entries of the first.
+	_, err = h.exec().JobRequeue(h.ctx, &driver.JobActParams{IDs: []string{later.ID}, Now: h.at(time.Hour), Retries: 3})
+	require.NoError(h.t, err)
+	res = h.changesVia(m, &driver.JobChangesParams{ActedSince: h.at(-time.Hour), Limit: 10})
+	h.requireStates([]string{later.ID}, res.Acted, "acted after pruning")
+	require.Empty(h.t, res.Deleted, "deleted after pruning")
+}
+
 func testChangesParts[TTx any](h *harness[TTx], _ mode) {
 	h.started(client1, nil)
 	res := h.changesVia(direct, &driver.JobChangesParams{Limit: 1})
@@ -177,6 +210,8 @@ func testChangesParts[TTx any](h *harness[TTx], _ mode) {
 	require.Nil(h.t, res.ByID, "ByID not asked")
 	require.Nil(h.t, res.Created, "Created not asked")
 	require.Nil(h.t, res.Finalized, "Finalized not asked")
+	require.Nil(h.t, res.Acted, "Acted not asked")
+	require.Nil(h.t, res.Deleted, "Deleted not asked")
 	res = h.changesVia(direct, &driver.JobChangesParams{Running: true, Limit: 1})
 	require.Len(h.t, res.Running, 1)
 	require.Nil(h.t, res.Finalized, "Finalized not asked")

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/filtersql"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
@@ -35,6 +36,18 @@ WHERE j.locked_until IS NOT NULL AND j.status = 'processing' ORDER BY j.locked_u
 	changesCreatedSQL = `SELECT {cols} FROM {t} AS j WHERE j.id >= $1::uuid AND j.id < $2::uuid ORDER BY j.id LIMIT $3`
 	// changesFinalizedSQL: $1 since, $2 limit. One range of the finalized
 	// index per final status.
+	// changesActedSQL: $1 since, $2 limit. The log of actions by time,
+	// then each job by primary key (the LIMIT keeps the planner from
+	// joining the whole table instead).
+	changesActedSQL = `SELECT {cols}
+FROM (SELECT a.id FROM {acts} AS a WHERE a.at >= $1 ORDER BY a.at LIMIT $2) AS a
+CROSS JOIN LATERAL (SELECT * FROM {t} AS j WHERE j.id = a.id LIMIT 1) AS j`
+	// changesDeletedSQL: $1 since, $2 limit. The log's entries whose job
+	// is gone, likewise.
+	changesDeletedSQL = `SELECT a.id::text, a.topic, a.queue
+FROM (SELECT * FROM {acts} AS a WHERE a.at >= $1 ORDER BY a.at LIMIT $2) AS a
+LEFT JOIN LATERAL (SELECT true AS found FROM {t} AS j WHERE j.id = a.id LIMIT 1) AS j ON true
+WHERE j.found IS NULL`
 	changesFinalizedSQL = `SELECT * FROM (
 	(SELECT {cols} FROM {t} AS j WHERE j.status = 'completed' AND j.finalized_at IS NOT NULL
 		AND j.finalized_at >= $1 ORDER BY j.finalized_at LIMIT $2)
@@ -63,8 +76,9 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 	b := &pgx.Batch{}
 	var parts []*[]*driver.JobState
 	res := &driver.JobChanges{}
+	fill := strings.NewReplacer("{t}", e.d.Table(), "{cols}", stateColumns, "{acts}", e.d.actsTable()).Replace
 	queue := func(part *[]*driver.JobState, sql string, args ...any) {
-		b.Queue(strings.NewReplacer("{t}", e.d.Table(), "{cols}", stateColumns).Replace(sql), args...)
+		b.Queue(fill(sql), args...)
 		parts = append(parts, part)
 	}
 	if p.Running {
@@ -87,6 +101,10 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 	if !p.FinalizedSince.IsZero() {
 		queue(&res.Finalized, changesFinalizedSQL, p.FinalizedSince, p.Limit)
 	}
+	if !p.ActedSince.IsZero() {
+		queue(&res.Acted, changesActedSQL, p.ActedSince, p.Limit)
+		queue(&res.Deleted, changesDeletedSQL, p.ActedSince, p.Limit)
+	}
 	if len(parts) == 0 {
 		return res, nil
 	}
@@ -97,7 +115,11 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 		if err != nil {
 			return nil, wrapErr(ctx, op, err)
 		}
-		if *part, err = scanStates(rows); err != nil {
+		scan := scanStates
+		if part == &res.Deleted {
+			scan = scanGone
+		}
+		if *part, err = scan(rows); err != nil {
 			return nil, wrapErr(ctx, op, err)
 		}
 	}
@@ -105,6 +127,36 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 		return nil, wrapErr(ctx, op, err)
 	}
 	return res, nil
+}
+
+// scanGone reads every row of rows, (id, topic, queue), and closes it.
+func scanGone(rows pgx.Rows) ([]*driver.JobState, error) {
+	gone := []*driver.JobState{}
+	var s driver.JobState
+	_, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Topic, &s.Queue}, func() error {
+		g := s
+		gone = append(gone, &g)
+		return nil
+	})
+	return gone, err
+}
+
+// actsTable returns the qualified, quoted log of actions.
+func (d *Driver) actsTable() string { return d.ident(d.table + "_acts") }
+
+// logActs returns build with the jobs its statement changed noted in the
+// log of actions, and the log's entries older than
+// driver.ActLogRetention deleted, in the same statement.
+func (e *executor) logActs(p *driver.JobActParams, build func(q *filtersql.Query) string) func(q *filtersql.Query) string {
+	return func(q *filtersql.Query) string {
+		stmt := build(q)
+		now, cutoff := q.Arg(p.Now), q.Arg(p.Now.Add(-driver.ActLogRetention))
+		acts := e.d.actsTable()
+		return `WITH changed AS (` + stmt + `),
+	noted AS (INSERT INTO ` + acts + ` (at, id, topic, queue) SELECT ` + now + `::timestamptz, id, topic, queue FROM changed),
+	pruned AS (DELETE FROM ` + acts + ` WHERE at < ` + cutoff + `::timestamptz)
+SELECT * FROM changed`
+	}
 }
 
 // scanStates reads every row of rows, of stateColumns, and closes it.

@@ -9,9 +9,10 @@ import (
 
 // ChangesQueries returns the SQL of JobChanges' parts, for tests that
 // check their plans.
-func (d *Driver) ChangesQueries() (running, byID, created, finalized string) {
-	fill := strings.NewReplacer("{t}", d.Table(), "{cols}", stateColumns).Replace
-	return fill(changesRunningSQL), fill(changesByIDSQL), fill(changesCreatedSQL), fill(changesFinalizedSQL)
+func (d *Driver) ChangesQueries() (running, byID, created, finalized, acted, deleted string) {
+	fill := strings.NewReplacer("{t}", d.Table(), "{cols}", stateColumns, "{acts}", d.actsTable()).Replace
+	return fill(changesRunningSQL), fill(changesByIDSQL), fill(changesCreatedSQL), fill(changesFinalizedSQL),
+		fill(changesActedSQL), fill(changesDeletedSQL)
 }
 
 // SeriesQuery returns the SQL of Stats' outcomes per bucket and its

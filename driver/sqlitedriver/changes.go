@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
@@ -27,6 +28,20 @@ const (
 	// changesCreatedSQL: ?1 first ID, ?2 ID past the end, ?3 limit. A
 	// range of the primary key.
 	changesCreatedSQL = `SELECT {cols} FROM {t} WHERE id >= ?1 AND id < ?2 LIMIT ?3`
+	// changesActedSQL: ?1 since, ?2 limit. The log of actions by time,
+	// then the jobs by primary key.
+	changesActedSQL = `SELECT {cols} FROM {t}
+WHERE id IN (SELECT id FROM {acts} WHERE at >= ?1 ORDER BY at LIMIT ?2)`
+	// changesDeletedSQL: ?1 since, ?2 limit. The log's entries whose job
+	// is gone.
+	changesDeletedSQL = `SELECT a.id, a.topic, a.queue FROM {acts} AS a
+WHERE a.at >= ?1 AND NOT EXISTS (SELECT 1 FROM {t} AS j WHERE j.id = a.id) ORDER BY a.at LIMIT ?2`
+	// noteActsSQL: ?1 at, ?2 the jobs, a JSON array of [id, topic,
+	// queue].
+	noteActsSQL = `INSERT INTO {acts} (at, id, topic, queue)
+SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?2)`
+	// pruneActsSQL: ?1 the oldest time kept.
+	pruneActsSQL = `DELETE FROM {acts} WHERE at < ?1`
 	// changesFinalizedSQL: ?1 since, ?2 limit. One range of the finalized
 	// index per final status.
 	changesFinalizedSQL = `SELECT {cols} FROM {t}
@@ -42,7 +57,7 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 	case p.Limit < 1:
 		return nil, fmt.Errorf("sqlitedriver: changes: limit %d is less than 1", p.Limit)
 	}
-	fill := strings.NewReplacer("{t}", e.d.sqlTable(), "{cols}", stateColumns).Replace
+	fill := e.d.changesReplacer().Replace
 	res := &driver.JobChanges{}
 	err := e.read(ctx, "changes", func(r runner) error {
 		read := func(part *[]*driver.JobState, query string, args ...any) error {
@@ -70,14 +85,71 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 			}
 		}
 		if !p.FinalizedSince.IsZero() {
-			return read(&res.Finalized, changesFinalizedSQL, micros(p.FinalizedSince), p.Limit)
+			if err := read(&res.Finalized, changesFinalizedSQL, micros(p.FinalizedSince), p.Limit); err != nil {
+				return err
+			}
 		}
-		return nil
+		if p.ActedSince.IsZero() {
+			return nil
+		}
+		if err := read(&res.Acted, changesActedSQL, micros(p.ActedSince), p.Limit); err != nil {
+			return err
+		}
+		rows, err := r.query(ctx, fill(changesDeletedSQL), micros(p.ActedSince), p.Limit)
+		if err != nil {
+			return err
+		}
+		res.Deleted, err = scanGone(rows)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// scanGone reads every row of rows, (id, topic, queue), and closes it.
+func scanGone(rows *sql.Rows) ([]*driver.JobState, error) {
+	defer rows.Close()
+	gone := []*driver.JobState{}
+	for rows.Next() {
+		var s driver.JobState
+		if err := rows.Scan(&s.ID, &s.Topic, &s.Queue); err != nil {
+			return nil, err
+		}
+		gone = append(gone, &s)
+	}
+	return gone, rows.Close()
+}
+
+// changesReplacer fills in the table names of the statements of this file.
+func (d *Driver) changesReplacer() *strings.Replacer {
+	return strings.NewReplacer("{t}", d.sqlTable(), "{cols}", stateColumns, "{acts}", quoteIdent(d.table+"_acts"))
+}
+
+// actQueries returns the statements that keep the log of actions.
+func (d *Driver) actQueries() []string {
+	r := d.changesReplacer()
+	return []string{r.Replace(noteActsSQL), r.Replace(pruneActsSQL)}
+}
+
+// noteActs notes jobs, changed at now by a requeue or a delete, in the log
+// of actions, and deletes the entries older than driver.ActLogRetention.
+func (e *executor) noteActs(ctx context.Context, r runner, now time.Time, jobs []*driver.JobRow) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	entries := make([][3]string, len(jobs))
+	for i, j := range jobs {
+		entries[i] = [3]string{j.ID, j.Topic, j.Queue}
+	}
+	b, _ := json.Marshal(entries) // strings always encode
+	queries := e.d.actQueries()
+	if _, err := r.exec(ctx, queries[0], micros(now), string(b)); err != nil {
+		return err
+	}
+	_, err := r.exec(ctx, queries[1], micros(now.Add(-driver.ActLogRetention)))
+	return err
 }
 
 // scanStates reads every row of rows, of stateColumns, and closes it.

@@ -1,7 +1,6 @@
 package sqlitedriver
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +27,7 @@ func TestChangesPlans(t *testing.T) {
 // outcomes per bucket of Stats over d's table, with recent meaning after
 // recent. BenchmarkInspect runs it on a million jobs.
 func (d *Driver) CheckChangesPlans(tb testing.TB, recent time.Time) {
-	fill := strings.NewReplacer("{t}", d.sqlTable(), "{cols}", stateColumns).Replace
+	fill := d.changesReplacer().Replace
 	win := filtersql.New(dialect, &driver.JobFilter{})
 	win.In("status", []string{"completed", "failed"})
 	win.AddTime("finalized_at >= ", recent)
@@ -43,6 +42,9 @@ func (d *Driver) CheckChangesPlans(tb testing.TB, recent time.Time) {
 		{"created", fill(changesCreatedSQL), []any{"job-00100", "job-00200", 1001}, "sqlite_autoindex_sluice_jobs_1"},
 		{"finalized", fill(changesFinalizedSQL), []any{micros(recent), 1001}, "sluice_jobs_finalized_idx"},
 		{"series", series, seriesArgs, "sluice_jobs_finalized_idx"},
+		{"acted", fill(changesActedSQL), []any{micros(recent), 1001}, "sluice_jobs_acts_idx"},
+		{"deleted", fill(changesDeletedSQL), []any{micros(recent), 1001}, "sluice_jobs_acts_idx"},
+		{"pruneActs", d.actQueries()[1], []any{micros(recent)}, "sluice_jobs_acts_idx"},
 	} {
 		requireIndexed(tb, d, tc.name, tc.query, tc.args, tc.index)
 	}

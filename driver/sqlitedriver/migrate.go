@@ -95,10 +95,10 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 }
 
 // indexSuffixes are the suffixes of the names derived from the jobs
-// table's: each of its indexes and triggers, the table of client records
-// and the table of counts, is named <table>_suffix.
+// table's: each of its indexes and triggers, the tables of client records,
+// of counts and of actions, is named <table>_suffix.
 var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx",
-	"finalized_idx", "failed_idx", "clients", "counts", "count_ins", "count_del", "count_upd"}
+	"finalized_idx", "failed_idx", "clients", "counts", "count_ins", "count_del", "count_upd", "acts", "acts_idx"}
 
 // migrationReplacer fills in a migration's placeholders for the jobs table
 // named table: {t} is the quoted table, {t_suffix} the quoted name
