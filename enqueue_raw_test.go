@@ -59,6 +59,11 @@ func TestRawArgsRejectsBadInputAndWritesNothing(t *testing.T) {
 	require.ErrorAs(t, err, &argsErr)
 	require.Equal(t, "note", argsErr.Topic)
 	require.Contains(t, err.Error(), "does not decode into")
+
+	var topicErr *sluice.UnknownTopicError
+	_, err = c.Enqueue(t.Context(), sluice.RawArgs{TopicName: "nope"}, nil)
+	require.ErrorAs(t, err, &topicErr)
+	require.Equal(t, &sluice.UnknownTopicError{Topic: "nope", Topics: []string{"note"}}, topicErr)
 }
 
 func TestRawArgsAreWorkedByTheTypedWorker(t *testing.T) {

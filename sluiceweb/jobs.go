@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice"
 )
@@ -75,8 +77,12 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if req.Topic == "" {
+	switch {
+	case req.Topic == "":
 		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "required"))
+		return
+	case !utf8.ValidString(req.Topic) || strings.ContainsRune(req.Topic, 0):
+		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "must be UTF-8 without NUL characters"))
 		return
 	}
 	if !h.authorize(w, r, Action{Kind: ActionEnqueue, Name: "enqueue", Topics: []string{req.Topic}}) {

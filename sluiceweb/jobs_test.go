@@ -77,6 +77,7 @@ func TestEnqueueRefusesBadInputAndWritesNothing(t *testing.T) {
 			{"unknown field", `{"topic": "mail", "args": {}}`, 400, sluiceweb.CodeInvalidRequest, "args"},
 			{"ill-typed field", `{"topic": 5}`, 400, sluiceweb.CodeInvalidRequest, "topic"},
 			{"no topic", `{"payload": {}}`, 400, sluiceweb.CodeInvalidRequest, "topic"},
+			{"NUL in topic", `{"topic": "ma\u0000il"}`, 400, sluiceweb.CodeInvalidRequest, "topic"},
 			{"malformed run_at", `{"topic": "mail", "run_at": "tomorrow"}`, 400, sluiceweb.CodeInvalidRequest, "run_at"},
 			{"malformed delay", `{"topic": "mail", "delay": "soon"}`, 400, sluiceweb.CodeInvalidRequest, "delay"},
 			{"negative delay", `{"topic": "mail", "delay": "-1m"}`, 400, sluiceweb.CodeInvalidRequest, "delay"},

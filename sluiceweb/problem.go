@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -111,6 +112,8 @@ func (h *Handler) problemOf(r *http.Request, err error) *problem {
 		filterErr   *sluice.FilterError
 		optionsErr  *sluice.OptionsError
 		conflictErr *sluice.StatusConflictError
+		topicErr    *sluice.UnknownTopicError
+		argsErr     *sluice.ArgsError
 		p           *problem
 	)
 	switch {
@@ -125,15 +128,15 @@ func (h *Handler) problemOf(r *http.Request, err error) *problem {
 		return &problem{Status: http.StatusConflict, Code: CodeStatusConflict, JobStatus: conflictErr.Status,
 			Detail: "cannot " + conflictErr.Action + " the job: it is " + string(conflictErr.Status)}
 	case errors.Is(err, sluice.ErrPayloadTooLarge):
-		return &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge, Field: "payload", Detail: err.Error()}
-	case errors.Is(err, sluice.ErrUnknownTopic):
-		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownTopic, Field: "topic", Detail: err.Error()}
+		return &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge, Field: "payload",
+			Detail: fmt.Sprintf("payload: over the limit of %d bytes", h.c.MaxPayloadBytes())}
+	case errors.As(err, &topicErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownTopic, Field: "topic",
+			Detail: fmt.Sprintf("topic: no worker for %q here; the topics worked here are %s", topicErr.Topic, quoteList(topicErr.Topics))}
 	case errors.Is(err, sluice.ErrUnknownQueue):
-		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownQueue, Field: "queue", Detail: err.Error()}
-	case errors.Is(err, sluice.ErrEmptyTopic):
-		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Field: "topic", Detail: "topic: empty"}
-	case errors.Is(err, sluice.ErrInvalidArgs):
-		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidPayload, Field: "payload", Detail: err.Error()}
+		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownQueue, Field: "queue", Detail: "queue: not a queue this client knows"}
+	case errors.As(err, &argsErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidPayload, Field: "payload", Detail: "payload: " + argsErr.Err.Error()}
 	case errors.As(err, &optionsErr):
 		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Field: jsonName(optionsErr.Field),
 			Detail: jsonName(optionsErr.Field) + ": " + optionsErr.Reason}
