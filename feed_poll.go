@@ -15,7 +15,9 @@ const feedReadTimeout = 30 * time.Second
 // poller is a change feed's reader: one goroutine that reads, once per
 // interval, what changed in the table, and turns it into changes.
 //
-// Each read asks the driver (JobChanges) for the running jobs; the jobs
+// Each read first counts what changed (JobChanges with CountOnly), and
+// when that is more than MaxRows of a part, reports a resync and reads no
+// further. Otherwise it asks the driver for the running jobs; the jobs
 // that were running at the last read, by ID, to learn what became of those
 // no longer running; the jobs whose version 7 IDs fall in the span from
 // the last read's time minus the lag to now plus the lag (jobs created
@@ -126,6 +128,23 @@ func (p *poller) read(report bool) ([]Change, error) {
 		FinalizedSince: p.lastNow.Add(-p.cfg.Lag),
 		ActedSince:     p.lastNow.Add(-p.cfg.Lag),
 		Limit:          p.cfg.MaxRows + 1,
+	}
+	// Count first, which reads indexes alone where the database can: when
+	// more changed than the feed reads, as in a burn-down, it reads
+	// nothing more, and reports a resync.
+	count := *params
+	count.CountOnly = true
+	counted, err := p.exec.JobChanges(ctx, &count)
+	if err != nil {
+		return nil, fmt.Errorf("count changes: %w", err)
+	}
+	if c := counted.Counted; max(c.Running, c.Created, c.Finalized, c.Acted) > p.cfg.MaxRows {
+		p.lastWall, p.lastNow = wall, now
+		p.running, p.failing = nil, false
+		if !report {
+			return nil, nil
+		}
+		return []Change{{Kind: ChangeResync, At: now}}, nil
 	}
 	if len(p.running) > 0 {
 		params.IDs = p.running

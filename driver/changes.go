@@ -63,6 +63,13 @@ type JobChangesParams struct {
 	ActedSince time.Time
 	// Limit is the most jobs each part holds; at least 1.
 	Limit int
+	// CountOnly, when true, counts the jobs each part asked for would
+	// hold, at most Limit, into JobChanges.Counted instead of reading
+	// them: through the same indexes and, where the database can, nothing
+	// else, so that a feed learns cheaply whether more changed than it
+	// reads. IDs is ignored; Acted counts the log's entries, those of
+	// deleted jobs included.
+	CountOnly bool
 }
 
 // JobChanges is the outcome of [Executor.JobChanges]: one part per
@@ -82,6 +89,15 @@ type JobChanges struct {
 	// Acted are the jobs acted on since ActedSince that exist, as they are
 	// now; Deleted those that do not, with their ID, Topic and Queue only.
 	Acted, Deleted []*JobState
+	// Counted is, with CountOnly, how many jobs each part asked for would
+	// hold, at most Limit; the parts are then nil.
+	Counted JobChangeCounts
+}
+
+// JobChangeCounts counts the parts of JobChanges (see
+// JobChangesParams.CountOnly).
+type JobChangeCounts struct {
+	Running, Created, Finalized, Acted int
 }
 
 // ActLogRetention is how long the log of actions keeps an entry: JobRequeue

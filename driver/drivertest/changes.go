@@ -27,6 +27,9 @@ func changesCases[TTx any]() []testCase[TTx] {
 		// the requeued jobs as they are, Deleted the deleted ones' IDs,
 		// topics and queues; entries older than ActLogRetention go.
 		{name: "Acted", twin: true, fn: testChangesActed[TTx]},
+		// CountOnly counts what each part would hold, up to Limit, and
+		// reads none of it.
+		{name: "Count", twin: true, fn: testChangesCount[TTx]},
 		// A part not asked for is nil; a Limit below 1 is an error.
 		{name: "Parts", fn: testChangesParts[TTx]},
 	}
@@ -201,6 +204,42 @@ func testChangesActed[TTx any](h *harness[TTx], m mode) {
 	res = h.changesVia(m, &driver.JobChangesParams{ActedSince: h.at(-time.Hour), Limit: 10})
 	h.requireStates([]string{later.ID}, res.Acted, "acted after pruning")
 	require.Empty(h.t, res.Deleted, "deleted after pruning")
+}
+
+func testChangesCount[TTx any](h *harness[TTx], m mode) {
+	var running []string
+	for range 3 {
+		running = append(running, h.started(client1, nil).ID)
+	}
+	for i := range 4 {
+		j := h.newJob()
+		j.ID = idAt(h.at(time.Duration(i)*time.Second), i)
+		h.insert(j)
+	}
+	for _, status := range []driver.JobStatus{driver.StatusCompleted, driver.StatusFailed} {
+		h.finalize(ending(h.started(client1, nil), status, h.at(time.Minute)))
+	}
+	gone, kept := h.insert(h.newJob())[0], h.insert(h.newJob())[0]
+	_, err := h.exec().JobCancel(h.ctx, &driver.JobActParams{IDs: []string{kept.ID}, Now: h.at(-time.Hour)})
+	require.NoError(h.t, err)
+	_, err = h.exec().JobRequeue(h.ctx, &driver.JobActParams{IDs: []string{kept.ID}, Now: h.at(time.Minute), Retries: 3})
+	require.NoError(h.t, err)
+	_, err = h.exec().JobDelete(h.ctx, &driver.JobActParams{IDs: []string{gone.ID}, Now: h.at(time.Minute)})
+	require.NoError(h.t, err)
+	p := &driver.JobChangesParams{Running: true, IDs: running, CreatedFrom: idFloor(h.at(-time.Second)),
+		CreatedBefore: idFloor(h.at(10 * time.Second)), FinalizedSince: h.at(time.Second), ActedSince: h.at(time.Second),
+		Limit: 100, CountOnly: true}
+	res := h.changesVia(m, p)
+	require.Equal(h.t, driver.JobChangeCounts{Running: 3, Created: 4, Finalized: 2, Acted: 2}, res.Counted)
+	require.Nil(h.t, res.Running, "nothing read")
+	require.Nil(h.t, res.ByID, "nothing read")
+	require.Nil(h.t, res.Created, "nothing read")
+	require.Nil(h.t, res.Finalized, "nothing read")
+	require.Nil(h.t, res.Acted, "nothing read")
+	require.Nil(h.t, res.Deleted, "nothing read")
+	p.Limit = 2
+	res = h.changesVia(m, p)
+	require.Equal(h.t, driver.JobChangeCounts{Running: 2, Created: 2, Finalized: 2, Acted: 2}, res.Counted, "at most Limit")
 }
 
 func testChangesParts[TTx any](h *harness[TTx], _ mode) {

@@ -42,6 +42,9 @@ WHERE j.locked_until IS NOT NULL AND j.status = 'processing' ORDER BY j.locked_u
 	changesActedSQL = `SELECT {cols}
 FROM (SELECT a.id FROM {acts} AS a WHERE a.at >= $1 ORDER BY a.at LIMIT $2) AS a
 CROSS JOIN LATERAL (SELECT * FROM {t} AS j WHERE j.id = a.id LIMIT 1) AS j`
+	// changesActsCountSQL: $1 since, $2 limit. The log's entries, for
+	// counting.
+	changesActsCountSQL = `SELECT {cols} FROM {acts} AS a WHERE a.at >= $1 ORDER BY a.at LIMIT $2`
 	// changesDeletedSQL: $1 since, $2 limit. The log's entries whose job
 	// is gone, likewise.
 	changesDeletedSQL = `SELECT a.id::text, a.topic, a.queue
@@ -73,21 +76,69 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 	case p.Limit < 1:
 		return nil, fmt.Errorf("pgxdriver: changes: limit %d is less than 1", p.Limit)
 	}
-	b := &pgx.Batch{}
-	var parts []*[]*driver.JobState
 	res := &driver.JobChanges{}
-	fill := strings.NewReplacer("{t}", e.d.Table(), "{cols}", stateColumns, "{acts}", e.d.actsTable()).Replace
-	queue := func(part *[]*driver.JobState, sql string, args ...any) {
-		b.Queue(fill(sql), args...)
-		parts = append(parts, part)
+	parts, err := changesParts(p, res)
+	if err != nil {
+		return nil, err
 	}
+	b := &pgx.Batch{}
+	fill := strings.NewReplacer("{t}", e.d.Table(), "{acts}", e.d.actsTable(), "{cols}", stateColumns).Replace
+	fillCount := strings.NewReplacer("{t}", e.d.Table(), "{acts}", e.d.actsTable(), "{cols}", "1").Replace
+	var asked []changesPart
+	for _, part := range parts {
+		switch {
+		case p.CountOnly && part.count != nil:
+			b.Queue("SELECT count(*) FROM ("+fillCount(part.countSQL)+") AS c", part.args...)
+		case p.CountOnly:
+			continue
+		default:
+			b.Queue(fill(part.sql), part.args...)
+		}
+		asked = append(asked, part)
+	}
+	if len(asked) == 0 {
+		return res, nil
+	}
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	for _, part := range asked {
+		if p.CountOnly {
+			err = br.QueryRow().Scan(part.count)
+		} else {
+			err = readPart(br, part)
+		}
+		if err != nil {
+			return nil, wrapErr(ctx, op, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return res, nil
+}
+
+// changesPart is one part of JobChanges: its statement, read into rows
+// (scanned by scan, scanStates if nil), and, if it can be counted, the
+// statement that counts it (with {cols} "1") into count.
+type changesPart struct {
+	sql, countSQL string
+	args          []any
+	rows          *[]*driver.JobState
+	scan          func(pgx.Rows) ([]*driver.JobState, error)
+	count         *int
+}
+
+// changesParts returns the parts p asks for, reading into res.
+func changesParts(p *driver.JobChangesParams, res *driver.JobChanges) ([]changesPart, error) {
+	var parts []changesPart
 	if p.Running {
-		queue(&res.Running, changesRunningSQL, p.Limit)
+		parts = append(parts, changesPart{sql: changesRunningSQL, countSQL: changesRunningSQL, args: []any{p.Limit},
+			rows: &res.Running, count: &res.Counted.Running})
 	}
-	if p.IDs != nil {
+	if p.IDs != nil && !p.CountOnly {
 		res.ByID = []*driver.JobState{}
 		if ids := uuids(p.IDs); len(ids) > 0 {
-			queue(&res.ByID, changesByIDSQL, ids)
+			parts = append(parts, changesPart{sql: changesByIDSQL, args: []any{ids}, rows: &res.ByID})
 		}
 	}
 	if p.CreatedBefore != "" {
@@ -96,37 +147,34 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 		if !okFrom || !okBefore {
 			return nil, fmt.Errorf("pgxdriver: changes: ID range %q to %q: not UUIDs", p.CreatedFrom, p.CreatedBefore)
 		}
-		queue(&res.Created, changesCreatedSQL, from, before, p.Limit)
+		parts = append(parts, changesPart{sql: changesCreatedSQL, countSQL: changesCreatedSQL, args: []any{from, before, p.Limit},
+			rows: &res.Created, count: &res.Counted.Created})
 	}
 	if !p.FinalizedSince.IsZero() {
-		queue(&res.Finalized, changesFinalizedSQL, p.FinalizedSince, p.Limit)
+		parts = append(parts, changesPart{sql: changesFinalizedSQL, countSQL: changesFinalizedSQL,
+			args: []any{p.FinalizedSince, p.Limit}, rows: &res.Finalized, count: &res.Counted.Finalized})
 	}
 	if !p.ActedSince.IsZero() {
-		queue(&res.Acted, changesActedSQL, p.ActedSince, p.Limit)
-		queue(&res.Deleted, changesDeletedSQL, p.ActedSince, p.Limit)
+		args := []any{p.ActedSince, p.Limit}
+		parts = append(parts,
+			changesPart{sql: changesActedSQL, countSQL: changesActsCountSQL, args: args, rows: &res.Acted, count: &res.Counted.Acted},
+			changesPart{sql: changesDeletedSQL, args: args, rows: &res.Deleted, scan: scanGone})
 	}
-	if len(parts) == 0 {
-		return res, nil
+	return parts, nil
+}
+
+// readPart reads the next result of br into part.
+func readPart(br pgx.BatchResults, part changesPart) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
 	}
-	br := e.db.SendBatch(ctx, b)
-	defer br.Close()
-	for _, part := range parts {
-		rows, err := br.Query()
-		if err != nil {
-			return nil, wrapErr(ctx, op, err)
-		}
-		scan := scanStates
-		if part == &res.Deleted {
-			scan = scanGone
-		}
-		if *part, err = scan(rows); err != nil {
-			return nil, wrapErr(ctx, op, err)
-		}
+	scan := part.scan
+	if scan == nil {
+		scan = scanStates
 	}
-	if err := br.Close(); err != nil {
-		return nil, wrapErr(ctx, op, err)
-	}
-	return res, nil
+	*part.rows, err = scan(rows)
+	return err
 }
 
 // scanGone reads every row of rows, (id, topic, queue), and closes it.

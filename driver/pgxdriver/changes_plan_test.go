@@ -64,6 +64,7 @@ func TestChangesPlans(t *testing.T) {
 func requireChangesPlans(tb testing.TB, d *pgxdriver.Driver, pool *pgxpool.Pool, ids []string, recent time.Time) {
 	tb.Helper()
 	running, byID, created, finalized, acted, deleted := d.ChangesQueries()
+	countRunning, countCreated, countFinalized, countActs := d.ChangesCountQueries()
 	series, seriesArgs := d.SeriesQuery(&driver.JobFilter{Topics: []string{"work"}}, recent, time.Minute)
 	lo := pgtype.UUID{Bytes: [16]byte{0x01, 0x90}, Valid: true}
 	hi := pgtype.UUID{Bytes: [16]byte{0x01, 0x91}, Valid: true}
@@ -80,6 +81,10 @@ func requireChangesPlans(tb testing.TB, d *pgxdriver.Driver, pool *pgxpool.Pool,
 		// through its index: the jobs are read by primary key.
 		{"acted", acted, "sluice_jobs_pkey", []any{recent, 1001}},
 		{"deleted", deleted, "sluice_jobs_pkey", []any{recent, 1001}},
+		{"countRunning", countRunning, "sluice_jobs_lease_idx", []any{10001}},
+		{"countCreated", countCreated, "sluice_jobs_pkey", []any{lo, hi, 1001}},
+		{"countFinalized", countFinalized, "Index Only Scan using sluice_jobs_finalized_idx", []any{recent, 1001}},
+		{"countActs", countActs, "", []any{recent, 1001}},
 	} {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan := explainMode(tb, pool, mode, "EXPLAIN", tc.sql, tc.args...)

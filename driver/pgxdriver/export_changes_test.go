@@ -20,3 +20,11 @@ func (d *Driver) ChangesQueries() (running, byID, created, finalized, acted, del
 func (d *Driver) SeriesQuery(filter *driver.JobFilter, since time.Time, bucket time.Duration) (string, []any) {
 	return seriesSQL(d.Table(), windowQuery(filter, since), bucket)
 }
+
+// ChangesCountQueries returns the SQL that counts JobChanges' parts, for
+// tests that check their plans.
+func (d *Driver) ChangesCountQueries() (running, created, finalized, acts string) {
+	fill := strings.NewReplacer("{t}", d.Table(), "{cols}", "1", "{acts}", d.actsTable()).Replace
+	count := func(sql string) string { return "SELECT count(*) FROM (" + fill(sql) + ") AS c" }
+	return count(changesRunningSQL), count(changesCreatedSQL), count(changesFinalizedSQL), count(changesActsCountSQL)
+}

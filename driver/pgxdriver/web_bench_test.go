@@ -26,6 +26,14 @@ func BenchmarkClientEnqueueHTTPParallel(b *testing.B) {
 	clientbench.EnqueueHTTP(b, d, 16)
 }
 
+// BenchmarkClientEnqueueHTTPVersusDirect compares, five times in alternating order,
+// 20,000 enqueues through POST api/jobs with as many direct Enqueue calls,
+// both from 16 goroutines, and reports the ratio of their medians.
+func BenchmarkClientEnqueueHTTPVersusDirect(b *testing.B) {
+	d, _ := benchDriver(b)
+	clientbench.EnqueueHTTPVersusDirect(b, d, 16, clientbench.Size(20_000), 5)
+}
+
 // BenchmarkFeed measures the database calls of a client's change feed with
 // 1 and 100 event streams open while jobs are worked.
 func BenchmarkFeed(b *testing.B) {

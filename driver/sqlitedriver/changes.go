@@ -32,6 +32,9 @@ const (
 	// then the jobs by primary key.
 	changesActedSQL = `SELECT {cols} FROM {t}
 WHERE id IN (SELECT id FROM {acts} WHERE at >= ?1 ORDER BY at LIMIT ?2)`
+	// changesActsCountSQL: ?1 since, ?2 limit. The log's entries, for
+	// counting.
+	changesActsCountSQL = `SELECT {cols} FROM {acts} WHERE at >= ?1 ORDER BY at LIMIT ?2`
 	// changesDeletedSQL: ?1 since, ?2 limit. The log's entries whose job
 	// is gone.
 	changesDeletedSQL = `SELECT a.id, a.topic, a.queue FROM {acts} AS a
@@ -57,55 +60,78 @@ func (e *executor) JobChanges(ctx context.Context, p *driver.JobChangesParams) (
 	case p.Limit < 1:
 		return nil, fmt.Errorf("sqlitedriver: changes: limit %d is less than 1", p.Limit)
 	}
-	fill := e.d.changesReplacer().Replace
 	res := &driver.JobChanges{}
+	parts := changesParts(p, res)
+	fill := e.d.changesReplacer().Replace
+	fillCount := e.d.changesReplacer("1").Replace
 	err := e.read(ctx, "changes", func(r runner) error {
-		read := func(part *[]*driver.JobState, query string, args ...any) error {
-			rows, err := r.query(ctx, fill(query), args...)
+		for _, part := range parts {
+			if p.CountOnly {
+				if part.count == nil {
+					continue
+				}
+				if err := r.queryRow(ctx, "SELECT count(*) FROM ("+fillCount(part.countSQL)+")", part.args, part.count); err != nil {
+					return err
+				}
+				continue
+			}
+			rows, err := r.query(ctx, fill(part.sql), part.args...)
 			if err != nil {
 				return err
 			}
-			*part, err = scanStates(rows)
-			return err
-		}
-		if p.Running {
-			if err := read(&res.Running, changesRunningSQL, p.Limit); err != nil {
+			scan := part.scan
+			if scan == nil {
+				scan = scanStates
+			}
+			if *part.rows, err = scan(rows); err != nil {
 				return err
 			}
 		}
-		if p.IDs != nil {
-			ids, _ := json.Marshal(p.IDs) // strings always encode
-			if err := read(&res.ByID, changesByIDSQL, string(ids)); err != nil {
-				return err
-			}
-		}
-		if p.CreatedBefore != "" {
-			if err := read(&res.Created, changesCreatedSQL, p.CreatedFrom, p.CreatedBefore, p.Limit); err != nil {
-				return err
-			}
-		}
-		if !p.FinalizedSince.IsZero() {
-			if err := read(&res.Finalized, changesFinalizedSQL, micros(p.FinalizedSince), p.Limit); err != nil {
-				return err
-			}
-		}
-		if p.ActedSince.IsZero() {
-			return nil
-		}
-		if err := read(&res.Acted, changesActedSQL, micros(p.ActedSince), p.Limit); err != nil {
-			return err
-		}
-		rows, err := r.query(ctx, fill(changesDeletedSQL), micros(p.ActedSince), p.Limit)
-		if err != nil {
-			return err
-		}
-		res.Deleted, err = scanGone(rows)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// changesPart is one part of JobChanges: its statement, read into rows
+// (scanned by scan, scanStates if nil), and, if it can be counted, the
+// statement that counts it (with {cols} "1") into count.
+type changesPart struct {
+	sql, countSQL string
+	args          []any
+	rows          *[]*driver.JobState
+	scan          func(*sql.Rows) ([]*driver.JobState, error)
+	count         *int
+}
+
+// changesParts returns the parts p asks for, reading into res.
+func changesParts(p *driver.JobChangesParams, res *driver.JobChanges) []changesPart {
+	var parts []changesPart
+	if p.Running {
+		parts = append(parts, changesPart{sql: changesRunningSQL, countSQL: changesRunningSQL, args: []any{p.Limit},
+			rows: &res.Running, count: &res.Counted.Running})
+	}
+	if p.IDs != nil && !p.CountOnly {
+		ids, _ := json.Marshal(p.IDs) // strings always encode
+		parts = append(parts, changesPart{sql: changesByIDSQL, args: []any{string(ids)}, rows: &res.ByID})
+	}
+	if p.CreatedBefore != "" {
+		parts = append(parts, changesPart{sql: changesCreatedSQL, countSQL: changesCreatedSQL,
+			args: []any{p.CreatedFrom, p.CreatedBefore, p.Limit}, rows: &res.Created, count: &res.Counted.Created})
+	}
+	if !p.FinalizedSince.IsZero() {
+		parts = append(parts, changesPart{sql: changesFinalizedSQL, countSQL: changesFinalizedSQL,
+			args: []any{micros(p.FinalizedSince), p.Limit}, rows: &res.Finalized, count: &res.Counted.Finalized})
+	}
+	if !p.ActedSince.IsZero() {
+		args := []any{micros(p.ActedSince), p.Limit}
+		parts = append(parts,
+			changesPart{sql: changesActedSQL, countSQL: changesActsCountSQL, args: args, rows: &res.Acted, count: &res.Counted.Acted},
+			changesPart{sql: changesDeletedSQL, args: args, rows: &res.Deleted, scan: scanGone})
+	}
+	return parts
 }
 
 // scanGone reads every row of rows, (id, topic, queue), and closes it.
@@ -122,9 +148,14 @@ func scanGone(rows *sql.Rows) ([]*driver.JobState, error) {
 	return gone, rows.Close()
 }
 
-// changesReplacer fills in the table names of the statements of this file.
-func (d *Driver) changesReplacer() *strings.Replacer {
-	return strings.NewReplacer("{t}", d.sqlTable(), "{cols}", stateColumns, "{acts}", quoteIdent(d.table+"_acts"))
+// changesReplacer fills in the table names of the statements of this
+// file, and the columns they select: stateColumns, or cols if given.
+func (d *Driver) changesReplacer(cols ...string) *strings.Replacer {
+	selected := stateColumns
+	if len(cols) > 0 {
+		selected = cols[0]
+	}
+	return strings.NewReplacer("{t}", d.sqlTable(), "{cols}", selected, "{acts}", quoteIdent(d.table+"_acts"))
 }
 
 // actQueries returns the statements that keep the log of actions.

@@ -32,6 +32,7 @@ func (d *Driver) CheckChangesPlans(tb testing.TB, recent time.Time) {
 	win.In("status", []string{"completed", "failed"})
 	win.AddTime("finalized_at >= ", recent)
 	series, seriesArgs := seriesSQL(d.sqlTable(), win, time.Minute)
+	count := func(query string) string { return "SELECT count(*) FROM (" + d.changesReplacer("1").Replace(query) + ")" }
 	for _, tc := range []struct {
 		name, query string
 		args        []any
@@ -45,6 +46,10 @@ func (d *Driver) CheckChangesPlans(tb testing.TB, recent time.Time) {
 		{"acted", fill(changesActedSQL), []any{micros(recent), 1001}, "sluice_jobs_acts_idx"},
 		{"deleted", fill(changesDeletedSQL), []any{micros(recent), 1001}, "sluice_jobs_acts_idx"},
 		{"pruneActs", d.actQueries()[1], []any{micros(recent)}, "sluice_jobs_acts_idx"},
+		{"countRunning", count(changesRunningSQL), []any{10001}, "sluice_jobs_lease_idx"},
+		{"countCreated", count(changesCreatedSQL), []any{"job-00100", "job-00200", 1001}, "sqlite_autoindex_sluice_jobs_1"},
+		{"countFinalized", count(changesFinalizedSQL), []any{micros(recent), 1001}, "COVERING INDEX sluice_jobs_finalized_idx"},
+		{"countActs", count(changesActsCountSQL), []any{micros(recent), 1001}, "sluice_jobs_acts_idx"},
 	} {
 		requireIndexed(tb, d, tc.name, tc.query, tc.args, tc.index)
 	}

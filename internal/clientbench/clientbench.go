@@ -43,7 +43,7 @@ func Client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 // default Config's).
 func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error, workers int) *sluice.Client[TTx] {
 	b.Helper()
-	cfg := &sluice.Config{Logger: discard}
+	cfg := &sluice.Config{Logger: discard, ChangeFeed: sluice.ChangeFeedConfig{Linger: -1}}
 	if workers > 0 {
 		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: workers}}
 	}
@@ -108,14 +108,20 @@ func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, jobTime time.D
 // with goroutines > 1, from that many at once, and reports jobs/s.
 func Enqueue[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 	c := Client(b, d, nil)
+	b.ResetTimer()
+	b.ReportMetric(enqueueRate(b, c, goroutines, int64(b.N)), "jobs/s")
+}
+
+// enqueueRate enqueues n jobs one per call from goroutines goroutines and
+// returns jobs/s.
+func enqueueRate[TTx any](b *testing.B, c *sluice.Client[TTx], goroutines int, n int64) float64 {
 	ctx := context.Background()
 	var next atomic.Int64
 	start := time.Now()
-	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
 				if _, err := c.Enqueue(ctx, Args{N: int(i)}, nil); err != nil {
 					b.Error(err)
 					return
@@ -124,7 +130,7 @@ func Enqueue[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 		})
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	return float64(n) / time.Since(start).Seconds()
 }
 
 // EnqueueMany enqueues batches of size jobs, b.N times, and reports rows/s.

@@ -2,12 +2,15 @@ package clientbench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,34 +42,92 @@ func serve[TTx any](b *testing.B, c *sluice.Client[TTx], conns int) (string, *ht
 // EnqueueHTTP enqueues one job per request, b.N times, through POST
 // api/jobs of a sluiceweb handler on a loopback TCP server, from
 // goroutines goroutines with a keep-alive connection each, and reports
-// jobs/s. Compare with Enqueue of as many goroutines.
+// jobs/s. Each goroutine writes its requests and reads the answers with
+// net/http's own ReadResponse on a connection of its own: a load generator
+// that costs the cores it shares with the server little, as one on another
+// machine would cost them nothing.
 func EnqueueHTTP[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 	c := Client(b, d, nil)
-	base, hc := serve(b, c, goroutines)
+	base, _ := serve(b, c, goroutines)
+	b.ResetTimer()
+	b.ReportMetric(enqueueHTTPRate(b, base, goroutines, int64(b.N)), "jobs/s")
+}
+
+// EnqueueHTTPVersusDirect compares, reps times in alternating order, n
+// enqueues through HTTP (as EnqueueHTTP) with n direct Enqueue calls, both
+// from goroutines goroutines on the same client, and reports the median
+// jobs/s of each and the ratio of the medians (HTTP over direct): on a
+// machine whose load drifts, the ratio of runs side by side.
+func EnqueueHTTPVersusDirect[TTx any](b *testing.B, d driver.Driver[TTx], goroutines, n, reps int) {
+	c := Client(b, d, nil)
+	base, _ := serve(b, c, goroutines)
+	var direct, overHTTP []float64
+	for b.Loop() {
+		for i := range reps {
+			for _, useHTTP := range []bool{i%2 == 1, i%2 == 0} {
+				if useHTTP {
+					overHTTP = append(overHTTP, enqueueHTTPRate(b, base, goroutines, int64(n)))
+				} else {
+					direct = append(direct, enqueueRate(b, c, goroutines, int64(n)))
+				}
+			}
+		}
+	}
+	b.ReportMetric(median(direct), "jobs/s_direct")
+	b.ReportMetric(median(overHTTP), "jobs/s_http")
+	b.ReportMetric(median(overHTTP)/median(direct), "http/direct")
+}
+
+// enqueueHTTPRate enqueues n jobs through the handler at base from
+// goroutines connections and returns jobs/s.
+func enqueueHTTPRate(b *testing.B, base string, goroutines int, n int64) float64 {
+	host := strings.TrimPrefix(base, "http://")
 	var next atomic.Int64
 	start := time.Now()
-	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-				body := fmt.Sprintf(`{"topic": "bench", "payload": {"n": %d}}`, i)
-				res, err := hc.Post(base+"/api/jobs", "application/json", strings.NewReader(body))
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != http.StatusCreated {
-					b.Errorf("POST api/jobs: %s", res.Status)
-					return
-				}
+			if err := postJobs(host, &next, n); err != nil {
+				b.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// postJobs enqueues jobs over one keep-alive connection to host until next
+// passes n.
+func postJobs(host string, next *atomic.Int64, n int64) error {
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	var req bytes.Buffer
+	for i := next.Add(1); i <= n; i = next.Add(1) {
+		body := `{"topic": "bench", "payload": {"n": ` + strconv.FormatInt(i, 10) + `}}`
+		req.Reset()
+		fmt.Fprintf(&req, "POST /api/jobs HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			host, len(body), body)
+		if _, err := conn.Write(req.Bytes()); err != nil {
+			return err
+		}
+		res, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err != nil {
+			return err
+		}
+		if res.StatusCode != http.StatusCreated {
+			return fmt.Errorf("POST api/jobs: %s", res.Status)
+		}
+	}
+	return nil
 }
 
 // inspectHTTP runs GET requests of the API over c, whose table the caller
