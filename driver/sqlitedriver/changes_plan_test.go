@@ -32,7 +32,9 @@ func (d *Driver) CheckChangesPlans(tb testing.TB, recent time.Time) {
 	win.In("status", []string{"completed", "failed"})
 	win.AddTime("finalized_at >= ", recent)
 	series, seriesArgs := seriesSQL(d.sqlTable(), win, time.Minute)
-	count := func(query string) string { return "SELECT count(*) FROM (" + d.changesReplacer("1").Replace(query) + ")" }
+	count := func(query string) string {
+		return "SELECT count(*) FROM (" + d.changesReplacer("1").Replace(query) + ")"
+	}
 	for _, tc := range []struct {
 		name, query string
 		args        []any
