@@ -29,6 +29,9 @@ const (
 	// are the processing jobs.
 	changesRunningSQL = `SELECT {cols} FROM {t} AS j
 WHERE j.locked_until IS NOT NULL AND j.status = 'processing' ORDER BY j.locked_until LIMIT $1`
+	// changesRunningCountSQL: $1 limit. The lease index alone: a job holds
+	// a lease if and only if it is processing.
+	changesRunningCountSQL = `SELECT {cols} FROM {t} AS j WHERE j.locked_until IS NOT NULL ORDER BY j.locked_until LIMIT $1`
 	// changesByIDSQL: $1 IDs. Primary-key lookups.
 	changesByIDSQL = `SELECT {cols} FROM {t} AS j WHERE j.id = ANY($1::uuid[])`
 	// changesCreatedSQL: $1 first ID, $2 ID past the end, $3 limit. A
@@ -132,7 +135,7 @@ type changesPart struct {
 func changesParts(p *driver.JobChangesParams, res *driver.JobChanges) ([]changesPart, error) {
 	var parts []changesPart
 	if p.Running {
-		parts = append(parts, changesPart{sql: changesRunningSQL, countSQL: changesRunningSQL, args: []any{p.Limit},
+		parts = append(parts, changesPart{sql: changesRunningSQL, countSQL: changesRunningCountSQL, args: []any{p.Limit},
 			rows: &res.Running, count: &res.Counted.Running})
 	}
 	if p.IDs != nil && !p.CountOnly {

@@ -26,5 +26,5 @@ func (d *Driver) SeriesQuery(filter *driver.JobFilter, since time.Time, bucket t
 func (d *Driver) ChangesCountQueries() (running, created, finalized, acts string) {
 	fill := strings.NewReplacer("{t}", d.Table(), "{cols}", "1", "{acts}", d.actsTable()).Replace
 	count := func(sql string) string { return "SELECT count(*) FROM (" + fill(sql) + ") AS c" }
-	return count(changesRunningSQL), count(changesCreatedSQL), count(changesFinalizedSQL), count(changesActsCountSQL)
+	return count(changesRunningCountSQL), count(changesCreatedSQL), count(changesFinalizedSQL), count(changesActsCountSQL)
 }

@@ -46,7 +46,8 @@ func BenchmarkFeed(b *testing.B) {
 }
 
 // BenchmarkClientWorkBacklogFeed works backlogs of 300k no-op jobs with
-// 2,000 workers, with and without a change feed subscriber, alternately.
+// 2,000 workers, with and without a change feed subscriber, alternately, five
+// times each after a warm-up.
 func BenchmarkClientWorkBacklogFeed(b *testing.B) {
 	n := clientbench.Size(300_000)
 	url := dbtest.URL(b)
@@ -68,5 +69,5 @@ func BenchmarkClientWorkBacklogFeed(b *testing.B) {
 		}
 		backlog(b, pool, n, "pending")
 		return d, pool.Close
-	}, n, 2000, 3)
+	}, n, 2000, 5)
 }

@@ -40,12 +40,13 @@ func BenchmarkFeed(b *testing.B) {
 }
 
 // BenchmarkWorkBacklogFeed works backlogs of 200k no-op jobs with 500
-// workers, with and without a change feed subscriber, alternately.
+// workers, with and without a change feed subscriber, alternately, five
+// times each after a warm-up.
 func BenchmarkWorkBacklogFeed(b *testing.B) {
 	n := clientbench.Size(200_000)
 	clientbench.BurnDownFeed(b, func() (driver.Driver[*sql.Tx], func()) {
 		d, db := benchDriver(b)
 		backlog(b, db, n, "pending")
 		return d, func() {}
-	}, n, 500, 3)
+	}, n, 500, 5)
 }

@@ -68,13 +68,15 @@ func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 		})
 	})
 	inspectHTTP(b, c)
-	b.Run("Changes/Tick", func(b *testing.B) { changesTick(b, d) })
+	b.Run("Changes/Count", func(b *testing.B) { changesTick(b, d, true) })
+	b.Run("Changes/Read", func(b *testing.B) { changesTick(b, d, false) })
 }
 
 // changesTick measures one read of a change feed with the default Config
 // over the table: the running jobs, the last read's running jobs by ID,
-// and the jobs created and finished within the default lag.
-func changesTick[TTx any](b *testing.B, d driver.Driver[TTx]) {
+// the jobs created, finished, requeued and deleted within the default
+// lag; or, with count, the count the feed makes first.
+func changesTick[TTx any](b *testing.B, d driver.Driver[TTx], count bool) {
 	ex := d.Executor()
 	limit := sluice.DefaultFeedMaxRows + 1
 	res, err := ex.JobChanges(context.Background(), &driver.JobChangesParams{Running: true, Limit: limit})
@@ -89,7 +91,8 @@ func changesTick[TTx any](b *testing.B, d driver.Driver[TTx]) {
 	p := &driver.JobChangesParams{Running: true, IDs: ids, Limit: limit,
 		CreatedFrom:    idFloor(now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval)),
 		CreatedBefore:  idFloor(now.Add(sluice.DefaultFeedLag)),
-		FinalizedSince: now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval)}
+		FinalizedSince: now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval),
+		ActedSince:     now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval), CountOnly: count}
 	measure(b, func(ctx context.Context) error {
 		_, err := ex.JobChanges(ctx, p)
 		return err
