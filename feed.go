@@ -85,7 +85,8 @@ type ChangeFeedConfig struct {
 	Interval time.Duration
 	// Lag is how far back in time each read looks again, for the writes
 	// that commit after the time they record (a completion written in a
-	// batch, a clock a little behind): at least Interval. Default 5 s.
+	// batch, a clock a little behind): at least Interval. Default 5 s, or
+	// Interval if longer.
 	Lag time.Duration
 	// MaxRows is the most jobs each part of a read returns (running
 	// jobs, jobs created and jobs finished within the lag); when more
@@ -106,7 +107,7 @@ type ChangeFeedConfig struct {
 // fill fills in the defaults of f and validates it.
 func (f *ChangeFeedConfig) fill() error {
 	f.Interval = orDefault(f.Interval, DefaultFeedInterval)
-	f.Lag = orDefault(f.Lag, DefaultFeedLag)
+	f.Lag = orDefault(f.Lag, max(DefaultFeedLag, f.Interval))
 	f.MaxRows = orDefault(f.MaxRows, DefaultFeedMaxRows)
 	f.History = orDefault(f.History, DefaultFeedHistory)
 	f.Linger = orDefault(f.Linger, DefaultFeedLinger)

@@ -332,6 +332,8 @@ func TestChangeFeedConfigIsValidated(t *testing.T) {
 		require.ErrorAs(t, err, &ce, field)
 		require.Equal(t, field, ce.Field)
 	}
+	_, err := sluice.NewClient(b.driver, &sluice.Config{ChangeFeed: sluice.ChangeFeedConfig{Interval: 10 * time.Second}})
+	require.NoError(t, err, "the default lag grows with a long interval")
 }
 
 // cancelled returns a context that has ended.

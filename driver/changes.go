@@ -97,6 +97,8 @@ type JobChanges struct {
 // JobChangeCounts counts the parts of JobChanges (see
 // JobChangesParams.CountOnly).
 type JobChangeCounts struct {
+	// Running, Created, Finalized and Acted count the parts of those
+	// names.
 	Running, Created, Finalized, Acted int
 }
 

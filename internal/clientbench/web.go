@@ -190,8 +190,11 @@ func measureP95(b *testing.B, fn func(ctx context.Context) error) {
 // event streams open on a sluiceweb handler, while another client works
 // jobs enqueued at a steady rate: it reports the driver calls the
 // handler's client made per second (all of them the feed's reads) and
-// per feed interval, over window.
+// per feed interval, over window (a second under SLUICE_BENCH_SMALL).
 func Feed[TTx any](b *testing.B, d driver.Driver[TTx], subs int, window time.Duration) {
+	if Small() {
+		window = time.Second
+	}
 	calls := &atomic.Int64{}
 	interval := 100 * time.Millisecond
 	c, err := sluice.NewClient(countingDriver[TTx]{Driver: d, calls: calls}, &sluice.Config{Logger: discard,
