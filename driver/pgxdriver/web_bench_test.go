@@ -1,17 +1,13 @@
 package pgxdriver_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
-	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/internal/clientbench"
-	"github.com/sluicehq/sluice/internal/dbtest"
 )
 
 // Benchmarks of the web API and the change feed (sluiceweb, Client.Watch),
@@ -50,24 +46,12 @@ func BenchmarkFeed(b *testing.B) {
 // times each after a warm-up.
 func BenchmarkClientWorkBacklogFeed(b *testing.B) {
 	n := clientbench.Size(300_000)
-	url := dbtest.URL(b)
 	clientbench.BurnDownFeed(b, func() (driver.Driver[pgx.Tx], func()) {
-		schema := dbtest.Schema(b, url)
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.ConnConfig.RuntimeParams["search_path"] = schema
-		cfg.MaxConns = 20
-		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d := pgxdriver.New(pool, pgxdriver.WithSchema(schema))
-		if err := d.Migrate(context.Background()); err != nil {
-			b.Fatal(err)
-		}
+		d, pool := benchDriver(b)
 		backlog(b, pool, n, "pending")
+		// Each run's pool is closed when it ends (closing it again at
+		// cleanup does nothing): eleven pools of 20 connections open at
+		// once would pass the server's limit.
 		return d, pool.Close
 	}, n, 2000, 5)
 }
