@@ -33,6 +33,7 @@ type Client[TTx any] struct {
 	run atomic.Pointer[run] // non-nil while started
 
 	events eventHub
+	feed   feed
 }
 
 // NewClient returns a client over d, with cfg's defaults filled in (nil

@@ -153,6 +153,9 @@ func (c *Client[TTx]) actOne(ctx context.Context, exec driver.Executor, a act, i
 			c.revoke(id)
 			c.events.emit(EventCancelled, rows[0], 0)
 		}
+		if exec == c.exec {
+			c.feed.note(rows, a == actDelete)
+		}
 		return rows[0], nil
 	}
 	row, err := exec.JobGet(ctx, &driver.JobGetParams{ID: id})
@@ -192,6 +195,9 @@ func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, 
 			c.revoke(row.ID)
 			c.events.emit(EventCancelled, row, 0)
 		}
+	}
+	if exec == c.exec {
+		c.feed.note(rows, a == actDelete)
 	}
 	return rows, nil
 }

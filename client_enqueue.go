@@ -105,6 +105,9 @@ func (c *Client[TTx]) insert(ctx context.Context, exec driver.Executor, inTx boo
 	if held {
 		c.events.releaseEnqueued(inserts, results, c.now())
 	}
+	if !inTx && c.feed.running() {
+		c.feed.note(insertedRows(results), false)
+	}
 	c.wakeFor(inserts, now, !inTx)
 	return out, nil
 }
@@ -141,6 +144,11 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	}
 	if len(payload) > c.cfg.MaxPayloadBytes {
 		return nil, fmt.Errorf("enqueue %s: %w: %d bytes, limit %d", topic, ErrPayloadTooLarge, len(payload), c.cfg.MaxPayloadBytes)
+	}
+	if _, ok := rawArgs(args); ok {
+		if err := c.checkRaw(topic, payload); err != nil {
+			return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+		}
 	}
 	runAt := now
 	if !opts.RunAt.IsZero() {

@@ -35,6 +35,25 @@ type emptyTopicArgs struct{}
 
 func (emptyTopicArgs) Topic() string { return "" }
 
+// requireRefused requires that every form of enqueue refuses args and opts
+// with an error matching is: alone, in a transaction, in a batch after a
+// good job, and in a batch in a transaction.
+func requireRefused[TTx any](t *testing.T, k *kit[TTx], c *sluice.Client[TTx], args sluice.JobArgs, opts *sluice.EnqueueOptions, is error) {
+	t.Helper()
+	_, err := c.Enqueue(t.Context(), args, opts)
+	require.ErrorIs(t, err, is)
+	batch := []sluice.EnqueueParams{{Args: noteArgs{}}, {Args: args, Options: opts}}
+	_, err = c.EnqueueMany(t.Context(), batch)
+	require.ErrorIs(t, err, is)
+
+	tx := k.tx(t)
+	_, err = c.EnqueueTx(t.Context(), tx, args, opts)
+	require.ErrorIs(t, err, is)
+	_, err = c.EnqueueManyTx(t.Context(), tx, batch)
+	require.ErrorIs(t, err, is)
+	k.end(t, tx, true)
+}
+
 func TestEnqueueRejectsBadInputAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	onBothDrivers(t, testEnqueueRejectsBadInputAndWritesNothing[*sql.Tx], testEnqueueRejectsBadInputAndWritesNothing[pgx.Tx])
@@ -62,18 +81,7 @@ func testEnqueueRejectsBadInputAndWritesNothing[TTx any](t *testing.T, k *kit[TT
 		{"unknown queue", noteArgs{}, &sluice.EnqueueOptions{Queue: "nope"}, sluice.ErrUnknownQueue},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := c.Enqueue(t.Context(), tt.args, tt.opts)
-			require.ErrorIs(t, err, tt.is)
-
-			tx := k.tx(t)
-			_, err = c.EnqueueTx(t.Context(), tx, tt.args, tt.opts)
-			require.ErrorIs(t, err, tt.is)
-			k.end(t, tx, true)
-
-			_, err = c.EnqueueMany(t.Context(), []sluice.EnqueueParams{{Args: noteArgs{}}, {Args: tt.args, Options: tt.opts}})
-			require.ErrorIs(t, err, tt.is)
-		})
+		t.Run(tt.name, func(t *testing.T) { requireRefused(t, k, c, tt.args, tt.opts, tt.is) })
 	}
 	var argsErr *sluice.ArgsError
 	_, err := c.Enqueue(t.Context(), chanArgs{C: make(chan int)}, nil)

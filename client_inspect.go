@@ -236,7 +236,19 @@ type StatsFilter struct {
 	// Window is how far back the outcome figures look: 0 means
 	// DefaultStatsWindow.
 	Window time.Duration
+	// Bucket, when not zero, also counts the window's completed and failed
+	// jobs per Bucket of time into Stats.Series, for a chart: time.Minute
+	// gives a point a minute. At least a second, and at most
+	// MaxStatsBuckets buckets in the window.
+	Bucket time.Duration
 }
+
+// MaxStatsBuckets is the most buckets Stats counts in a window.
+const MaxStatsBuckets = 10_000
+
+// StatsBucket is how many jobs completed and failed in one bucket of a
+// Stats window.
+type StatsBucket = driver.JobBucket
 
 // Stats sums up the queue: how many jobs have each status, in all, by
 // topic and by queue; and of the jobs completed or failed within the window,
@@ -261,6 +273,12 @@ type Stats struct {
 	// long the completed jobs' final attempts ran, from claim to
 	// completion; zero when none completed.
 	AvgDuration, P95Duration time.Duration
+	// Series counts, when StatsFilter.Bucket is set, the jobs completed and
+	// failed per bucket, oldest first: every bucket from the one holding
+	// the window's start to the one holding now, those without any
+	// included. Buckets are aligned on the Unix epoch, so a minute's
+	// bucket starts on a whole minute (UTC).
+	Series []StatsBucket
 }
 
 // Stats sums up the jobs f selects (nil means all). An invalid filter
@@ -293,7 +311,11 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 	case window == 0:
 		window = DefaultStatsWindow
 	}
-	ds, err := exec.JobStats(ctx, &driver.JobStatsParams{Filter: *jf, Since: c.now().Add(-window)})
+	if err := checkBucket(f.Bucket, window); err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	now := c.now()
+	ds, err := exec.JobStats(ctx, &driver.JobStatsParams{Filter: *jf, Since: now.Add(-window), Bucket: f.Bucket})
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
@@ -316,6 +338,9 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 	}
 	if n := ds.Completed + ds.Failed; n > 0 {
 		st.SuccessRate = float64(ds.Completed) / float64(n)
+	}
+	if f.Bucket > 0 {
+		st.Series = fillSeries(ds.Series, now.Add(-window), now, f.Bucket)
 	}
 	return st, nil
 }

@@ -176,7 +176,7 @@ func (c *Client[TTx]) scheduleRow(s *Schedule, now time.Time) (*driver.ScheduleR
 		return invalid("Topic", &ArgsError{Topic: s.Topic, Err: fmt.Errorf("topic %w", driver.CheckText(s.Topic))})
 	}
 	opts := &EnqueueOptions{Queue: s.Queue, Priority: s.Priority, MaxRetries: s.MaxRetries}
-	ins, err := c.newInsert(rawArgs{topic: s.Topic, payload: s.Payload}, opts, now)
+	ins, err := c.newInsert(storedArgs{topic: s.Topic, payload: s.Payload}, opts, now)
 	if err != nil {
 		return invalid(insertField(err), err)
 	}

@@ -127,6 +127,10 @@ type Config struct {
 	// clients do not schedule. Default none.
 	PeriodicJobs []PeriodicJob
 
+	// ChangeFeed configures the change feed Watch reads; each field's doc
+	// gives its default.
+	ChangeFeed ChangeFeedConfig
+
 	// SkipMigrations, when true, makes NewClient leave the schema alone; the
 	// database must then be migrated beforehand. Default false: NewClient
 	// brings the schema up to date.
@@ -237,6 +241,9 @@ func (c *Config) withDefaults() (*Config, error) {
 	}
 	cfg.MaxRetries = orDefault(cfg.MaxRetries, DefaultMaxRetries)
 	if err := cfg.Retention.fill(); err != nil {
+		return nil, err
+	}
+	if err := cfg.ChangeFeed.fill(); err != nil {
 		return nil, err
 	}
 	if cfg.MaxPayloadBytes < 0 {

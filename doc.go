@@ -52,9 +52,13 @@
 // [Client.Get], [Client.List] and [Client.Stats] inspect jobs; a job's
 // [JobRow.History] lists its attempts with when, where and how each ended.
 // [Client.Cancel], [Client.Requeue], [Client.Delete] and [Client.RetryNow]
-// act on jobs; [Client.Explain] says in plain words what holds one; and
-// [Client.Subscribe] reports, in the same process, what happens to jobs.
-// docs/operations.md in the repository tells the whole story.
+// act on jobs; [Client.Explain] says in plain words what holds one;
+// [Client.Subscribe] reports, in the same process, what happens to jobs,
+// and [Client.Watch] what any process does to them, read from the
+// database by one change feed per client. [RawArgs] enqueue a job by its
+// topic's name and a JSON payload, for callers without Go types: package
+// sluiceweb serves all of this over HTTP. docs/operations.md and
+// docs/web.md in the repository tell the whole story.
 //
 // # Schedules
 //

@@ -115,18 +115,20 @@ func checkCatchUp(p CatchUp) (CatchUp, error) {
 	return "", fmt.Errorf("%q is neither %q nor %q", p, CatchUpOnce, CatchUpSkip)
 }
 
-// rawArgs are job arguments given as a topic and its JSON payload, as a
-// stored schedule keeps them.
-type rawArgs struct {
+// storedArgs are job arguments given as a topic and its JSON payload, as a
+// stored schedule keeps them. Unlike RawArgs, they are not checked against
+// this client's workers: a schedule may enqueue jobs that other processes
+// work.
+type storedArgs struct {
 	topic   string
 	payload json.RawMessage
 }
 
 // Topic implements JobArgs.
-func (a rawArgs) Topic() string { return a.topic }
+func (a storedArgs) Topic() string { return a.topic }
 
 // MarshalJSON returns the payload; an empty one is {}.
-func (a rawArgs) MarshalJSON() ([]byte, error) {
+func (a storedArgs) MarshalJSON() ([]byte, error) {
 	if len(a.payload) == 0 {
 		return []byte("{}"), nil
 	}

@@ -157,7 +157,7 @@ func (s *scheduler) source(row *driver.ScheduleRow) *tickSource {
 		return nil
 	}
 	return &tickSource{
-		spec: spec, args: rawArgs{topic: row.Topic, payload: row.Payload},
+		spec: spec, args: storedArgs{topic: row.Topic, payload: row.Payload},
 		opts:    &EnqueueOptions{Queue: row.Queue, Priority: row.Priority, MaxRetries: row.MaxRetries},
 		catchUp: CatchUp(row.CatchUp),
 	}

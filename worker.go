@@ -108,6 +108,7 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 		middleware:  mw,
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
+		check:       checkArgs[T](),
 		prepare: func(run *jobRun) (any, time.Duration, error) {
 			// The worker gets its own copy of the row, in the same
 			// allocation as its Job: the client fences the claim with the
@@ -134,6 +135,9 @@ type workUnit struct {
 	middleware  []WorkMiddleware
 	maxRetries  int
 	retryPolicy RetryPolicy
+	// check checks that a payload of RawArgs decodes into the worker's
+	// argument type.
+	check func(payload []byte) error
 	// prepare decodes a job's args and returns the *Job[T] that work takes
 	// and the worker's timeout for it.
 	prepare func(run *jobRun) (job any, timeout time.Duration, err error)

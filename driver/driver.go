@@ -228,11 +228,13 @@ type Executor interface {
 	// due at Now, with a fresh retry budget (see JobActParams.Retries), no
 	// FinalizedAt, and an entry for the requeue (Attempt, Now,
 	// RequeuedError) appended to Errors. It returns the changed jobs,
-	// sorted by ID.
+	// sorted by ID, and notes each in the log of actions change feeds read
+	// (see JobChangesParams.ActedSince).
 	JobRequeue(ctx context.Context, params *JobActParams) ([]*JobRow, error)
 
 	// JobDelete deletes the selected jobs that are not processing and
-	// returns them as they were, sorted by ID.
+	// returns them as they were, sorted by ID. It notes each in the log of
+	// actions change feeds read (see JobChangesParams.ActedSince).
 	JobDelete(ctx context.Context, params *JobActParams) ([]*JobRow, error)
 
 	// JobRetryNow makes the selected pending jobs due later than Now due
@@ -249,6 +251,13 @@ type Executor interface {
 	// Cleaners running at once delete different jobs and never wait for
 	// each other's rows.
 	JobClean(ctx context.Context, params *JobCleanParams) (int, error)
+
+	// JobChanges reads, in one call, what a change feed needs to learn
+	// which jobs changed since it last looked (see JobChangesParams): the
+	// running jobs, some jobs by ID, the jobs of a range of IDs, and the
+	// jobs finished recently. Every part is read through an index, so its
+	// cost grows with what it returns, not with the table.
+	JobChanges(ctx context.Context, params *JobChangesParams) (*JobChanges, error)
 
 	// ClientRecord stores or refreshes a client's record, and prunes the
 	// records of clients gone since PruneBefore.

@@ -59,6 +59,12 @@ type JobStatsParams struct {
 	// Since starts the window of the outcome figures: jobs completed or
 	// failed (FinalizedAt) at or after Since.
 	Since time.Time
+	// Bucket, when not zero, asks for JobStats.Series: the window's
+	// outcomes counted per Bucket of FinalizedAt. Buckets are aligned on
+	// the Unix epoch: a job belongs to the bucket that starts at its
+	// FinalizedAt truncated to a multiple of Bucket. At least a
+	// microsecond when set.
+	Bucket time.Duration
 }
 
 // JobStats is the outcome of [Executor.JobStats].
@@ -75,6 +81,19 @@ type JobStats struct {
 	// exceed) of FinalizedAt minus AttemptedAt over the jobs completed in
 	// the window; zero when there are none.
 	AvgDuration, P95Duration time.Duration
+	// Series, when Bucket was set, counts per bucket the selected jobs
+	// that became completed or failed in the window, oldest bucket first;
+	// buckets without any are absent. Nil when Bucket was not set.
+	Series []JobBucket
+}
+
+// JobBucket is how many jobs completed and failed in one bucket of time.
+type JobBucket struct {
+	// Start is when the bucket starts, in UTC.
+	Start time.Time
+	// Completed and Failed count the jobs that became completed or failed
+	// within the bucket.
+	Completed, Failed int
 }
 
 // JobCount is how many jobs have one status, topic and queue.

@@ -35,7 +35,7 @@ type Setup[TTx any] struct {
 // subtest and must register its own cleanup with t.Cleanup.
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
-// Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Act, Clean,
+// Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Changes, Act, Clean,
 // Presence, History, Migrate, CancelledContext, Notifier, Observe, Schedule).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
@@ -59,6 +59,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"List", listCases[TTx]()},
 		{"Stats", statsCases[TTx]()},
 		{"QueueLoad", queueLoadCases[TTx]()},
+		{"Changes", changesCases[TTx]()},
 		{"Act", actCases[TTx]()},
 		{"Clean", cleanCases[TTx]()},
 		{"Presence", presenceCases[TTx]()},

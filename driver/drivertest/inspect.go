@@ -30,6 +30,10 @@ func statsCases[TTx any]() []testCase[TTx] {
 		// mean and nearest-rank 95th percentile of completed jobs'
 		// durations.
 		{name: "Window", twin: true, fn: testStatsWindow[TTx]},
+		// With a Bucket, the window's completed and failed jobs are
+		// counted per bucket of FinalizedAt aligned on the epoch, oldest
+		// first, empty buckets absent; without one, Series is nil.
+		{name: "Series", twin: true, fn: testStatsSeries[TTx]},
 		// Counts a driver keeps agree with counting the table after every
 		// kind of write, in the writing transaction, and after a rollback.
 		{name: "Kept", twin: true, fn: testStatsKept[TTx]},

@@ -25,7 +25,7 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*dr
 }
 
 // JobRequeue makes the selected finished, unsuccessful jobs pending again
-// with one UPDATE.
+// with one UPDATE, noted in the log of actions.
 func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	if p == nil {
 		return nil, errors.New("pgxdriver: requeue: nil params")
@@ -34,23 +34,23 @@ func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*d
 	if err != nil {
 		return nil, fmt.Errorf("pgxdriver: requeue: %w", err)
 	}
-	return e.act(ctx, "requeue", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "requeue", p, e.logActs(p, func(q *filtersql.Query) string {
 		now, retries := q.Arg(p.Now), q.Arg(p.Retries)
 		elem := "jsonb_set(" + q.Arg(string(entry)) + "::text::jsonb, '{attempt}', to_jsonb(j.attempt))"
 		q.In("status", []string{string(driver.StatusFailed), string(driver.StatusCancelled)})
 		return `UPDATE ` + e.d.Table() + ` AS j SET status = 'pending', run_at = ` + now + `,
 	finalized_at = NULL, max_retries = j.attempt + ` + retries + `::int, errors = ` + appendError(elem) + ` ` +
 			q.Where() + ` RETURNING ` + columns
-	})
+	}))
 }
 
 // JobDelete deletes the selected jobs that are not processing with one
-// DELETE.
+// DELETE, noted in the log of actions.
 func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
-	return e.act(ctx, "delete", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "delete", p, e.logActs(p, func(q *filtersql.Query) string {
 		q.Cond("status <> 'processing'")
 		return `DELETE FROM ` + e.d.Table() + ` AS j ` + q.Where() + ` RETURNING ` + columns
-	})
+	}))
 }
 
 // JobRetryNow makes the selected pending jobs due now with one UPDATE.

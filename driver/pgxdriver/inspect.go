@@ -100,9 +100,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 		return nil, errors.New("pgxdriver: stats: nil params")
 	}
 	q := filtersql.New(dialect, &p.Filter)
-	win := q.Clone()
-	win.In("status", []string{string(driver.StatusCompleted), string(driver.StatusFailed)})
-	win.AddTime("finalized_at >= ", p.Since)
+	win := windowQuery(&p.Filter, p.Since)
 	st := &driver.JobStats{}
 	err := e.atomic(ctx, func(db dbtx) error {
 		if filtersql.Counted(&p.Filter) {
@@ -124,12 +122,57 @@ FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)
 	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...).Scan(&st.Completed, &st.Failed, &avg, &p95)
 		st.AvgDuration = time.Duration(math.Round(avg * 1000))
 		st.P95Duration = time.Duration(p95) * time.Microsecond
+		if err != nil || p.Bucket <= 0 {
+			return err
+		}
+		st.Series, err = e.series(ctx, db, win, p.Bucket)
 		return err
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return st, nil
+}
+
+// series counts the jobs win selects, completed or failed, per bucket of
+// FinalizedAt. It reads the rows the window's aggregate read, through the
+// same index.
+func (e *executor) series(ctx context.Context, db dbtx, win *filtersql.Query, bucket time.Duration) ([]driver.JobBucket, error) {
+	sql, args := seriesSQL(e.d.Table(), win, bucket)
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	series := []driver.JobBucket{}
+	var b driver.JobBucket
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&n, &b.Completed, &b.Failed}, func() error {
+		b.Start = time.UnixMicro(n * bucket.Microseconds()).UTC()
+		series = append(series, b)
+		return nil
+	})
+	return series, err
+}
+
+// seriesSQL returns the statement of series and its arguments: buckets
+// numbered by FinalizedAt in microseconds since the epoch, divided by the
+// bucket's.
+func seriesSQL(table string, win *filtersql.Query, bucket time.Duration) (string, []any) {
+	q := win.Clone()
+	width := q.Arg(bucket.Microseconds())
+	return `SELECT b, count(*) FILTER (WHERE status = 'completed'), count(*) FILTER (WHERE status = 'failed')
+FROM (SELECT status, floor(extract(epoch FROM finalized_at) * 1000000 / ` + width + `::bigint)::bigint AS b
+	FROM ` + table + " " + q.Where() + `) AS w
+GROUP BY b ORDER BY b`, q.Args
+}
+
+// windowQuery returns the selection of the jobs filter selects that
+// completed or failed since since.
+func windowQuery(filter *driver.JobFilter, since time.Time) *filtersql.Query {
+	win := filtersql.New(dialect, filter)
+	win.In("status", []string{string(driver.StatusCompleted), string(driver.StatusFailed)})
+	win.AddTime("finalized_at >= ", since)
+	return win
 }
 
 // countBy counts the jobs q selects by status, topic and queue, into

@@ -42,5 +42,11 @@ FROM s`, n, nowMs, spacing)
 	if _, err := pool.Exec(b.Context(), "VACUUM ANALYZE "+d.Table()); err != nil {
 		b.Fatal(err)
 	}
+	var ids []string
+	if err := pool.QueryRow(b.Context(), "SELECT array_agg(id::text) FROM (SELECT id FROM "+d.Table()+
+		" WHERE locked_until IS NOT NULL LIMIT 100) AS r").Scan(&ids); err != nil {
+		b.Fatal(err)
+	}
+	requireChangesPlans(b, d, pool, ids, time.Now().Add(-time.Minute))
 	clientbench.Inspect(b, d)
 }

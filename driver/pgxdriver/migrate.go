@@ -44,18 +44,19 @@ func loadMigrations() ([]migration.Migration, error) {
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
 // qualified, quoted table, {t_clients}, {t_counts}, {t_count_log} and
-// {t_schedules} the qualified, quoted tables of client records, counts and
-// schedules, {t_suffix} the quoted name <table>_suffix of one of its
-// indexes (which Postgres puts in the table's schema), as CREATE INDEX
-// takes it, and {q_suffix} the same
+// {t_schedules} and {t_acts} the qualified, quoted tables of client
+// records, counts, schedules and actions, {t_suffix} the quoted name
+// <table>_suffix of one of its indexes (which Postgres puts in the table's
+// schema), as CREATE INDEX takes it, and {q_suffix} the same
 // name qualified, as DROP INDEX takes it. For the counting triggers,
 // {f_name} is the qualified function <table>_name and {n_name} the quoted
 // trigger name <table>_name.
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable(),
-		"{t_counts}", d.countsTable(), "{t_count_log}", d.countLogTable(), "{t_schedules}", d.schedulesTable()}
+		"{t_counts}", d.countsTable(), "{t_count_log}", d.countLogTable(), "{t_schedules}", d.schedulesTable(),
+		"{t_acts}", d.actsTable()}
 	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "failed_idx",
-		"tags_idx", "sched_due_idx"} {
+		"tags_idx", "sched_due_idx", "acts_idx"} {
 		name := d.table + "_" + suffix
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}

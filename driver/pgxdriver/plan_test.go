@@ -179,7 +179,7 @@ func requireNoCrossJoin(t *testing.T, pool *pgxpool.Pool, name, sql string, args
 // mode, with the planner's default costs, as explain ("EXPLAIN", or
 // "EXPLAIN (ANALYZE, COSTS OFF)", which runs sql: the transaction is rolled
 // back) shows it.
-func explainMode(t *testing.T, pool *pgxpool.Pool, mode, explain, sql string, args ...any) string {
+func explainMode(t testing.TB, pool *pgxpool.Pool, mode, explain, sql string, args ...any) string {
 	t.Helper()
 	ctx := t.Context()
 	conn, err := pool.Acquire(ctx)

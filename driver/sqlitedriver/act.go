@@ -17,7 +17,7 @@ import (
 
 // JobCancel cancels the selected live jobs with one UPDATE ... RETURNING.
 func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
-	return e.act(ctx, "cancel", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "cancel", p, false, func(q *filtersql.Query) string {
 		now := q.Arg(micros(p.Now))
 		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
 		return `UPDATE ` + e.d.sqlTable() + ` SET status = 'cancelled', finalized_at = ` + now + `,
@@ -26,7 +26,7 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*dr
 }
 
 // JobRequeue makes the selected finished, unsuccessful jobs pending again
-// with one UPDATE ... RETURNING.
+// with one UPDATE ... RETURNING, noted in the log of actions.
 func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	if p == nil {
 		return nil, errors.New("sqlitedriver: requeue: nil params")
@@ -35,7 +35,7 @@ func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*d
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: requeue: %w", err)
 	}
-	return e.act(ctx, "requeue", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "requeue", p, true, func(q *filtersql.Query) string {
 		now, retries := q.Arg(micros(p.Now)), q.Arg(p.Retries)
 		elem := "json_set(" + q.Arg(string(entry)) + ", '$.attempt', attempt)"
 		errs := strings.ReplaceAll(appendError(elem), "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
@@ -47,9 +47,9 @@ func (e *executor) JobRequeue(ctx context.Context, p *driver.JobActParams) ([]*d
 }
 
 // JobDelete deletes the selected jobs that are not processing with one
-// DELETE ... RETURNING.
+// DELETE ... RETURNING, noted in the log of actions.
 func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
-	return e.act(ctx, "delete", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "delete", p, true, func(q *filtersql.Query) string {
 		q.Cond("status <> 'processing'")
 		return `DELETE FROM ` + e.d.sqlTable() + ` ` + q.Where() + ` RETURNING ` + columns
 	})
@@ -58,7 +58,7 @@ func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*dr
 // JobRetryNow makes the selected pending jobs due now with one UPDATE ...
 // RETURNING.
 func (e *executor) JobRetryNow(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
-	return e.act(ctx, "retry now", p, func(q *filtersql.Query) string {
+	return e.act(ctx, "retry now", p, false, func(q *filtersql.Query) string {
 		now := q.Arg(micros(p.Now))
 		q.Cond("status = 'pending'")
 		q.Cond("run_at > " + now)
@@ -68,8 +68,11 @@ func (e *executor) JobRetryNow(ctx context.Context, p *driver.JobActParams) ([]*
 
 // act runs, as one write, the statement build returns for the jobs p
 // selects, and returns the rows it returns, sorted by ID. build adds its own
-// arguments and conditions to the selection.
-func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, build func(q *filtersql.Query) string) ([]*driver.JobRow, error) {
+// arguments and conditions to the selection. With logged, the changed jobs
+// are noted in the log of actions in the same transaction.
+func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, logged bool,
+	build func(q *filtersql.Query) string,
+) ([]*driver.JobRow, error) {
 	if p == nil {
 		return nil, fmt.Errorf("sqlitedriver: %s: nil params", op)
 	}
@@ -87,15 +90,24 @@ func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, b
 	}
 	query := build(q)
 	jobs := []*driver.JobRow{}
-	err := e.write(ctx, op, func(r runner) error {
+	fn := func(r runner) error {
 		rows, err := r.query(ctx, query, q.Args...)
 		if err != nil {
 			return err
 		}
 		got, err := scanRows(rows)
 		jobs = append(jobs[:0], got...)
-		return err
-	})
+		if err != nil || !logged {
+			return err
+		}
+		return e.noteActs(ctx, r, p.Now, jobs)
+	}
+	var err error
+	if logged {
+		err = e.writeTx(ctx, op, e.d.actQueries(), fn)
+	} else {
+		err = e.write(ctx, op, fn)
+	}
 	if err != nil {
 		return nil, err
 	}

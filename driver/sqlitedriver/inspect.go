@@ -102,6 +102,12 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	done.AddTime("finalized_at >= ", p.Since)
 	st := &driver.JobStats{}
 	err := e.read(ctx, "stats", func(r runner) error {
+		if p.Bucket > 0 {
+			var err error
+			if st.Series, err = r.series(ctx, e.d.sqlTable(), win, p.Bucket); err != nil {
+				return err
+			}
+		}
 		if filtersql.Counted(&p.Filter) {
 			if err := r.tally(ctx, &p.Filter, st); err != nil {
 				return err
@@ -135,6 +141,39 @@ FROM `+e.d.sqlTable()+" "+win.Where(), win.Args, &st.Completed, &st.Failed, &tim
 		return nil, err
 	}
 	return st, nil
+}
+
+// series counts the jobs win selects, completed or failed, per bucket of
+// FinalizedAt. It reads the rows the window's aggregate reads, through the
+// same index.
+func (r runner) series(ctx context.Context, table string, win *filtersql.Query, bucket time.Duration) ([]driver.JobBucket, error) {
+	query, args := seriesSQL(table, win, bucket)
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	series := []driver.JobBucket{}
+	for rows.Next() {
+		var b driver.JobBucket
+		var n int64
+		if err := rows.Scan(&n, &b.Completed, &b.Failed); err != nil {
+			return nil, err
+		}
+		b.Start = time.UnixMicro(n * bucket.Microseconds()).UTC()
+		series = append(series, b)
+	}
+	return series, rows.Close()
+}
+
+// seriesSQL returns the statement of series and its arguments: buckets
+// numbered by FinalizedAt (integer microseconds) divided by the bucket's.
+func seriesSQL(table string, win *filtersql.Query, bucket time.Duration) (string, []any) {
+	q := win.Clone()
+	width := q.Arg(bucket.Microseconds())
+	return `SELECT finalized_at / ` + width + ` AS b, count(*) FILTER (WHERE status = 'completed'),
+	count(*) FILTER (WHERE status = 'failed')
+FROM ` + table + " " + q.Where() + ` GROUP BY b ORDER BY b`, q.Args
 }
 
 // errNoRow is returned by queryRow and scanOne for a query that returned

@@ -40,5 +40,6 @@ FROM s`, n, nowMs, spacing)
 	if _, err := db.Exec("ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
+	d.CheckChangesPlans(b, time.Now().Add(-time.Minute))
 	clientbench.Inspect(b, d)
 }

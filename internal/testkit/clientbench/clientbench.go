@@ -50,7 +50,7 @@ func client[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Conte
 func clientWith[TTx any](b *testing.B, d driver.Driver[TTx], work func(context.Context, *sluice.Job[Args]) error, workers int,
 	configure func(*sluice.Config)) *sluice.Client[TTx] {
 	b.Helper()
-	cfg := &sluice.Config{Logger: discard}
+	cfg := &sluice.Config{Logger: discard, ChangeFeed: sluice.ChangeFeedConfig{Linger: -1}}
 	if workers > 0 {
 		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: workers}}
 	}
@@ -85,12 +85,21 @@ type BurnDownOptions struct {
 	Workers int
 	// LogLine makes every job log one record through sluice.Logger.
 	LogLine bool
+	// Watched makes a subscriber of the client's change feed read every
+	// change while the client works.
+	Watched bool
 	// Configure, when not nil, changes the Config before NewClient.
 	Configure func(*sluice.Config)
 }
 
 // BurnDownWith is BurnDown with the options o.
 func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) {
+	b.Helper()
+	b.ReportMetric(burnDown(b, d, n, o), "jobs/s")
+}
+
+// burnDown is BurnDownWith returning jobs/s.
+func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) float64 {
 	b.Helper()
 	var done atomic.Int64
 	finished := make(chan struct{})
@@ -106,6 +115,17 @@ func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDown
 		}
 		return nil
 	}, o.Workers, o.Configure)
+	if o.Watched {
+		sub, err := c.Watch(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Close()
+		go func() {
+			for range sub.C { // until Close
+			}
+		}()
+	}
 	start := time.Now()
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)
@@ -115,21 +135,27 @@ func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDown
 	if err := c.Stop(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "jobs/s")
+	return float64(n) / elapsed.Seconds()
 }
 
 // Enqueue enqueues one job per call, b.N times, from one goroutine or,
 // with goroutines > 1, from that many at once, and reports jobs/s.
 func Enqueue[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 	c := Client(b, d, nil)
+	b.ResetTimer()
+	b.ReportMetric(enqueueRate(b, c, goroutines, int64(b.N)), "jobs/s")
+}
+
+// enqueueRate enqueues n jobs one per call from goroutines goroutines and
+// returns jobs/s.
+func enqueueRate[TTx any](b *testing.B, c *sluice.Client[TTx], goroutines int, n int64) float64 {
 	ctx := context.Background()
 	var next atomic.Int64
 	start := time.Now()
-	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
 				if _, err := c.Enqueue(ctx, Args{N: int(i)}, nil); err != nil {
 					b.Error(err)
 					return
@@ -138,7 +164,7 @@ func Enqueue[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 		})
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	return float64(n) / time.Since(start).Seconds()
 }
 
 // EnqueueMany enqueues batches of size jobs, b.N times, and reports rows/s.

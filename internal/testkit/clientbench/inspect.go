@@ -2,6 +2,7 @@ package clientbench
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,6 +67,43 @@ func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 			return err
 		})
 	})
+	inspectHTTP(b, c)
+	b.Run("Changes/Count", func(b *testing.B) { changesTick(b, d, true) })
+	b.Run("Changes/Read", func(b *testing.B) { changesTick(b, d, false) })
+}
+
+// changesTick measures one read of a change feed with the default Config
+// over the table: the running jobs, the last read's running jobs by ID,
+// the jobs created, finished, requeued and deleted within the default
+// lag; or, with count, the count the feed makes first.
+func changesTick[TTx any](b *testing.B, d driver.Driver[TTx], count bool) {
+	ex := d.Executor()
+	limit := sluice.DefaultFeedMaxRows + 1
+	res, err := ex.JobChanges(context.Background(), &driver.JobChangesParams{Running: true, Limit: limit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, len(res.Running))
+	for i, s := range res.Running {
+		ids[i] = s.ID
+	}
+	now := time.Now()
+	p := &driver.JobChangesParams{Running: true, IDs: ids, Limit: limit,
+		CreatedFrom:    idFloor(now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval)),
+		CreatedBefore:  idFloor(now.Add(sluice.DefaultFeedLag)),
+		FinalizedSince: now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval),
+		ActedSince:     now.Add(-sluice.DefaultFeedLag - sluice.DefaultFeedInterval), CountOnly: count}
+	measure(b, func(ctx context.Context) error {
+		_, err := ex.JobChanges(ctx, p)
+		return err
+	})
+	b.ReportMetric(float64(len(ids)), "running")
+}
+
+// idFloor returns the smallest UUID of t's millisecond (see the feed).
+func idFloor(t time.Time) string {
+	ms := t.UnixMilli()
+	return fmt.Sprintf("%08x-%04x-0000-0000-000000000000", ms>>16, ms&0xffff)
 }
 
 func measure(b *testing.B, fn func(ctx context.Context) error) {

@@ -1,0 +1,95 @@
+package sluiceweb
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+)
+
+// ActionKind is what a request asks to do: read, enqueue, or manage jobs.
+type ActionKind string
+
+// The kinds of actions Authorize is asked about.
+const (
+	// ActionRead reads jobs, stats, queues, clients or the event stream.
+	ActionRead ActionKind = "read"
+	// ActionEnqueue enqueues a job.
+	ActionEnqueue ActionKind = "enqueue"
+	// ActionManage changes jobs: cancel, requeue, retry now, delete.
+	ActionManage ActionKind = "manage"
+)
+
+// Action is what a request asks to do, as Options.Authorize is told.
+type Action struct {
+	// Kind is read, enqueue or manage.
+	Kind ActionKind
+	// Name is the endpoint's operation: "enqueue", "get", "list",
+	// "stats", "explain", "queues", "clients", "events", "cancel",
+	// "requeue", "retry" or "delete".
+	Name string
+	// Topics are the topics concerned: the enqueued job's, the job's
+	// acted on or read (none for a job that does not exist: the answer is
+	// then 404 if Authorize allows), or those a list, stats, event stream
+	// or bulk action filters by. Empty when AllTopics.
+	Topics []string
+	// AllTopics is true when the request concerns jobs of every topic: a
+	// list, stats, event stream or bulk action without a topic filter, and
+	// the queues and clients, which span topics.
+	AllTopics bool
+	// JobID is the job of a one-job request (get, explain, cancel,
+	// requeue, retry, delete); empty otherwise.
+	JobID string
+}
+
+// ErrUnauthorized, returned by Options.Authorize (wrapped or not), answers
+// 401 with the code "unauthorized": the request did not say who it comes
+// from, or not convincingly.
+var ErrUnauthorized = errors.New("sluiceweb: unauthorized")
+
+// UnauthorizedError is an error Options.Authorize can return to answer 401
+// with a WWW-Authenticate challenge. It matches ErrUnauthorized.
+type UnauthorizedError struct {
+	// Challenge is the WWW-Authenticate header's value, e.g.
+	// `Basic realm="sluice"`; none is sent when empty.
+	Challenge string
+}
+
+// Error implements error.
+func (e *UnauthorizedError) Error() string { return ErrUnauthorized.Error() }
+
+// Is makes an UnauthorizedError match ErrUnauthorized.
+func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthorized }
+
+// authorize checks a against the handler's options and its Authorize,
+// writes the problem and returns false if the request may not go on.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, a Action) bool {
+	if h.opts.ReadOnly && a.Kind != ActionRead {
+		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeReadOnly,
+			Detail: "this handler is read-only: it neither enqueues nor changes jobs"})
+		return false
+	}
+	if err := h.opts.Authorize(r, a); err != nil {
+		var ue *UnauthorizedError
+		if errors.As(err, &ue) && ue.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", ue.Challenge)
+		}
+		if errors.Is(err, ErrUnauthorized) {
+			writeProblem(w, &problem{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Detail: err.Error()})
+			return false
+		}
+		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeForbidden, Detail: err.Error()})
+		return false
+	}
+	if a.Kind == ActionEnqueue && h.allowed != nil && !slices.ContainsFunc(a.Topics, func(t string) bool { return h.allowed[t] }) {
+		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeForbidden,
+			Detail: "topic " + quoteList(a.Topics) + " may not be enqueued here (Options.AllowedTopics)"})
+		return false
+	}
+	return true
+}
+
+// scoped returns an action of kind on the given topics, every topic when
+// there are none.
+func scoped(kind ActionKind, name string, topics []string) Action {
+	return Action{Kind: kind, Name: name, Topics: topics, AllTopics: len(topics) == 0}
+}

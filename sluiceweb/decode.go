@@ -1,0 +1,238 @@
+package sluiceweb
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sluicehq/sluice"
+)
+
+// decodeBody decodes the request's JSON body into v, a pointer to a struct:
+// one JSON object of at most the handler's body limit, without fields v
+// does not have.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.bodyLimit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+			Detail: fmt.Sprintf("the request body is over %d bytes", tooLarge.Limit)}
+	case err != nil:
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "reading the request body: " + err.Error()}
+	case len(bytes.TrimSpace(body)) == 0:
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body is empty: want a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		if _, end := dec.Token(); end != io.EOF {
+			err = errors.New("more follows the JSON object")
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	// encoding/json names an unknown member only in its message: read the
+	// members to name it.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		known := fieldNames(v)
+		for name := range members {
+			if !known[name] {
+				return badRequest(CodeInvalidRequest, name, "unknown field")
+			}
+		}
+	}
+	return bodyProblem(err)
+}
+
+// bodyProblem returns the problem of a body encoding/json did not decode.
+func bodyProblem(err error) *problem {
+	var wrongType *json.UnmarshalTypeError
+	if errors.As(err, &wrongType) {
+		if wrongType.Field == "" {
+			return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+				Detail: "the request body must be a JSON object, not " + wrongType.Value}
+		}
+		return badRequest(CodeInvalidRequest, wrongType.Field, "must be "+jsonType(wrongType.Type.Kind().String())+", not "+wrongType.Value)
+	}
+	return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body is not a JSON object: " + err.Error()}
+}
+
+// fieldNames returns the JSON names of the fields of the struct v points
+// to.
+func fieldNames(v any) map[string]bool {
+	t := reflect.TypeOf(v).Elem()
+	names := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// jsonType names a Go kind as JSON does.
+func jsonType(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "string":
+		return "a string"
+	case kind == "slice":
+		return "an array"
+	case kind == "bool":
+		return "a boolean"
+	}
+	return "an object"
+}
+
+// jobID returns the path's job ID, or a problem if it is not a UUID.
+func jobID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !isUUID(id) {
+		return "", badRequest(CodeInvalidRequest, "id", fmt.Sprintf("%q is not a job ID (a UUID)", id))
+	}
+	return id, nil
+}
+
+// isUUID reports whether s is a UUID in its canonical form, as job IDs are
+// (uuid.Parse also takes braces, URNs and 32 bare digits).
+func isUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+// query reads a request's query parameters, refusing those it does not
+// know.
+type query struct {
+	values url.Values
+}
+
+// newQuery returns the query of r, or a problem naming a parameter that is
+// not one of known.
+func newQuery(r *http.Request, known ...string) (*query, error) {
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &problem{Status: http.StatusBadRequest, Code: CodeInvalidFilter, Detail: "malformed query: " + err.Error()}
+	}
+	for name := range values {
+		if !contains(known, name) {
+			return nil, badRequest(CodeInvalidFilter, name, "unknown parameter; known: "+strings.Join(known, ", "))
+		}
+	}
+	return &query{values: values}, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// list returns a parameter's values, each split at commas, empty ones
+// dropped: ?topics=a,b&topics=c is [a b c].
+func (q *query) list(name string) []string {
+	var out []string
+	for _, v := range q.values[name] {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// one returns a parameter's value, or a problem if it is given twice.
+func (q *query) one(name string) (string, error) {
+	vs := q.values[name]
+	if len(vs) > 1 {
+		return "", badRequest(CodeInvalidFilter, name, "given more than once")
+	}
+	if len(vs) == 0 {
+		return "", nil
+	}
+	return vs[0], nil
+}
+
+// int returns an integer parameter, def when absent.
+func (q *query) int(name string, def int) (int, error) {
+	v, err := q.one(name)
+	if err != nil || v == "" {
+		return def, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badRequest(CodeInvalidFilter, name, fmt.Sprintf("%q is not an integer", v))
+	}
+	return n, nil
+}
+
+// time returns a time parameter in RFC 3339, zero when absent.
+func (q *query) time(name string) (time.Time, error) {
+	v, err := q.one(name)
+	if err != nil || v == "" {
+		return time.Time{}, err
+	}
+	return parseTime(CodeInvalidFilter, name, v)
+}
+
+// duration returns a duration parameter, def when absent.
+func (q *query) duration(name string, def time.Duration) (time.Duration, error) {
+	v, err := q.one(name)
+	if err != nil || v == "" {
+		return def, err
+	}
+	return parseDuration(CodeInvalidFilter, name, v)
+}
+
+// parseTime parses an RFC 3339 time.
+func parseTime(code, field, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, badRequest(code, field, fmt.Sprintf("%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v))
+	}
+	return t, nil
+}
+
+// parseDuration parses a non-negative Go duration.
+func parseDuration(code, field, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, badRequest(code, field, fmt.Sprintf("%q is not a duration such as 90s, 15m or 1h30m", v))
+	}
+	if d < 0 {
+		return 0, badRequest(code, field, fmt.Sprintf("%q is negative", v))
+	}
+	return d, nil
+}
+
+// statuses returns the statuses named, or a problem for an unknown one.
+func statuses(field string, names []string) ([]sluice.JobStatus, error) {
+	var out []sluice.JobStatus
+	for i, n := range names {
+		s := sluice.JobStatus(n)
+		if !s.Valid() {
+			return nil, badRequest(CodeInvalidFilter, fmt.Sprintf("%s[%d]", field, i),
+				fmt.Sprintf("unknown status %q; statuses are pending, processing, completed, failed and cancelled", n))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -1,0 +1,369 @@
+package sluiceweb
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice"
+)
+
+// enqueueRequest is the body of POST api/jobs.
+type enqueueRequest struct {
+	Topic   string          `json:"topic"`
+	Payload json.RawMessage `json:"payload"`
+	// RunAt (RFC 3339) or Delay (a Go duration) delay the job.
+	RunAt string `json:"run_at"`
+	Delay string `json:"delay"`
+	Queue string `json:"queue"`
+	// Priority orders jobs within a queue: smaller first.
+	Priority int `json:"priority"`
+	// MaxRetries is the retries after the first attempt: absent means the
+	// default, 0 none.
+	MaxRetries *int   `json:"max_retries"`
+	UniqueKey  string `json:"unique_key"`
+}
+
+// enqueueResponse answers POST api/jobs.
+type enqueueResponse struct {
+	Job       *sluice.JobRow `json:"job"`
+	Duplicate bool           `json:"duplicate"`
+}
+
+// options returns the request's enqueue options, or a problem.
+func (req *enqueueRequest) options() (*sluice.EnqueueOptions, error) {
+	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey}
+	switch {
+	case req.RunAt != "" && req.Delay != "":
+		return nil, badRequest(CodeInvalidRequest, "delay", "give run_at or delay, not both")
+	case req.RunAt != "":
+		t, err := parseTime(CodeInvalidRequest, "run_at", req.RunAt)
+		if err != nil {
+			return nil, err
+		}
+		opts.RunAt = t
+	case req.Delay != "":
+		d, err := parseDuration(CodeInvalidRequest, "delay", req.Delay)
+		if err != nil {
+			return nil, err
+		}
+		opts.RunAt = time.Now().Add(d)
+	}
+	if req.MaxRetries != nil {
+		switch n := *req.MaxRetries; {
+		case n < 0:
+			return nil, badRequest(CodeInvalidRequest, "max_retries", "must not be negative (0 means no retries)")
+		case n == 0:
+			opts.MaxRetries = sluice.NoRetries
+		default:
+			opts.MaxRetries = n
+		}
+	}
+	return opts, nil
+}
+
+// enqueue serves POST api/jobs: a job by topic and JSON payload.
+func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
+	var req enqueueRequest
+	if err := h.decodeBody(w, r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	opts, err := req.options()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	switch {
+	case req.Topic == "":
+		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "required"))
+		return
+	case !utf8.ValidString(req.Topic) || strings.ContainsRune(req.Topic, 0):
+		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "must be UTF-8 without NUL characters"))
+		return
+	}
+	if !h.authorize(w, r, Action{Kind: ActionEnqueue, Name: "enqueue", Topics: []string{req.Topic}}) {
+		return
+	}
+	payload := req.Payload
+	if string(payload) == "null" {
+		payload = nil // as if absent: {}
+	}
+	res, err := h.c.Enqueue(r.Context(), sluice.RawArgs{TopicName: req.Topic, Payload: payload}, opts)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, enqueueResponse{Job: res.Job, Duplicate: res.Duplicate})
+}
+
+// jobResponse answers a request about one job.
+type jobResponse struct {
+	Job *sluice.JobRow `json:"job"`
+}
+
+// jobDetail is a job with its attempts, as GET api/jobs/{id} answers.
+type jobDetail struct {
+	*sluice.JobRow
+	History []attemptJSON `json:"history"`
+}
+
+// attemptJSON is one of a job's attempts (sluice.AttemptRecord).
+type attemptJSON struct {
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	ClientID  string    `json:"client_id,omitempty"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Error     string    `json:"error,omitempty"`
+	Trace     string    `json:"trace,omitempty"`
+}
+
+// readJob reads the path's job for an action of kind named name, and
+// authorizes it with the job's topic. It writes the problem and returns
+// nil if the request may not go on.
+func (h *Handler) readJob(w http.ResponseWriter, r *http.Request, kind ActionKind, name string) *sluice.JobRow {
+	id, err := jobID(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return nil
+	}
+	job, err := h.c.Get(r.Context(), id)
+	a := Action{Kind: kind, Name: name, JobID: id}
+	if err == nil {
+		a.Topics = []string{job.Topic}
+	}
+	if !h.authorize(w, r, a) {
+		return nil
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return nil
+	}
+	return job
+}
+
+// get serves GET api/jobs/{id}: the job, its payload, result, progress and
+// attempts.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	job := h.readJob(w, r, ActionRead, "get")
+	if job == nil {
+		return
+	}
+	d := jobDetail{JobRow: job, History: []attemptJSON{}}
+	for _, a := range job.History() {
+		d.History = append(d.History, attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, ClientID: a.ClientID,
+			EndedAt: a.EndedAt, Error: a.Error, Trace: a.Trace})
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// explainResponse answers GET api/jobs/{id}/explain.
+type explainResponse struct {
+	Job    *sluice.JobRow       `json:"job"`
+	Reason sluice.ExplainReason `json:"reason"`
+	Text   string               `json:"text"`
+}
+
+// explain serves GET api/jobs/{id}/explain: what holds the job.
+func (h *Handler) explain(w http.ResponseWriter, r *http.Request) {
+	job := h.readJob(w, r, ActionRead, "explain")
+	if job == nil {
+		return
+	}
+	ex, err := h.c.Explain(r.Context(), job.ID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, explainResponse{Job: ex.Job, Reason: ex.Reason, Text: ex.Text})
+}
+
+// action is one of the operator's actions on jobs.
+type action struct {
+	name string
+	one  func(c client, ctx context.Context, id string) (*sluice.JobRow, error)
+	many func(c client, ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
+}
+
+// actions are the actions served by POST api/jobs/{id}/<name> and POST
+// api/jobs/<name>; deleteAction is also served by DELETE api/jobs/{id}.
+var (
+	actions = []action{
+		{"cancel", client.Cancel, client.CancelMany},
+		{"requeue", client.Requeue, client.RequeueMany},
+		{"retry", client.RetryNow, client.RetryNowMany},
+	}
+	deleteAction = action{"delete", client.Delete, client.DeleteMany}
+)
+
+// actOne serves an action on the path's job.
+func (h *Handler) actOne(a action) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		job := h.readJob(w, r, ActionManage, a.name)
+		if job == nil {
+			return
+		}
+		row, err := a.one(h.c, r.Context(), job.ID)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, jobResponse{Job: row})
+	}
+}
+
+// jobsResponse answers a bulk action: the jobs it changed.
+type jobsResponse struct {
+	Items []*sluice.JobRow `json:"items"`
+	Count int              `json:"count"`
+}
+
+// actMany serves an action on every job the body's filter selects.
+func (h *Handler) actMany(a action) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req filterRequest
+		if err := h.decodeBody(w, r, &req); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		f, err := req.jobFilter(CodeInvalidFilter)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if !h.authorize(w, r, scoped(ActionManage, a.name, f.Topics)) {
+			return
+		}
+		rows, err := a.many(h.c, r.Context(), f)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if rows == nil {
+			rows = []*sluice.JobRow{}
+		}
+		writeJSON(w, http.StatusOK, jobsResponse{Items: rows, Count: len(rows)})
+	}
+}
+
+// filterRequest is a job filter, as the body of a bulk action or the query
+// of a list.
+type filterRequest struct {
+	Topics        []string `json:"topics"`
+	Statuses      []string `json:"statuses"`
+	Queues        []string `json:"queues"`
+	UniqueKey     string   `json:"unique_key"`
+	CreatedFrom   string   `json:"created_from"`
+	CreatedBefore string   `json:"created_before"`
+	RunAtFrom     string   `json:"run_at_from"`
+	RunAtBefore   string   `json:"run_at_before"`
+}
+
+// jobFilter returns the filter, or a problem with code for a malformed
+// field.
+func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
+	ss, err := statuses("statuses", req.Statuses)
+	if err != nil {
+		return nil, err
+	}
+	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey}
+	for _, tf := range []struct {
+		name string
+		v    string
+		t    *time.Time
+	}{
+		{"created_from", req.CreatedFrom, &f.CreatedFrom},
+		{"created_before", req.CreatedBefore, &f.CreatedBefore},
+		{"run_at_from", req.RunAtFrom, &f.RunAtFrom},
+		{"run_at_before", req.RunAtBefore, &f.RunAtBefore},
+	} {
+		if tf.v == "" {
+			continue
+		}
+		if *tf.t, err = parseTime(code, tf.name, tf.v); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// listResponse answers GET api/jobs.
+type listResponse struct {
+	Items      []*sluice.JobRow `json:"items"`
+	Total      int              `json:"total"`
+	NextCursor string           `json:"next_cursor,omitempty"`
+}
+
+// listParams are the query parameters of GET api/jobs.
+var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
+	"run_at_from", "run_at_before", "limit", "offset", "cursor", "order"}
+
+// list serves GET api/jobs: one page of the jobs a filter selects.
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	f, err := listFilter(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !h.authorize(w, r, scoped(ActionRead, "list", f.Topics)) {
+		return
+	}
+	res, err := h.c.List(r.Context(), f)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listResponse{Items: res.Jobs, Total: res.Total, NextCursor: res.NextCursor})
+}
+
+// listFilter reads the list filter of r's query.
+func listFilter(r *http.Request) (*sluice.ListFilter, error) {
+	q, err := newQuery(r, listParams...)
+	if err != nil {
+		return nil, err
+	}
+	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues")}
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{
+		{"unique_key", &req.UniqueKey}, {"created_from", &req.CreatedFrom}, {"created_before", &req.CreatedBefore},
+		{"run_at_from", &req.RunAtFrom}, {"run_at_before", &req.RunAtBefore},
+	} {
+		if *p.v, err = q.one(p.name); err != nil {
+			return nil, err
+		}
+	}
+	jf, err := req.jobFilter(CodeInvalidFilter)
+	if err != nil {
+		return nil, err
+	}
+	f := &sluice.ListFilter{JobFilter: *jf}
+	if f.Limit, err = q.int("limit", 0); err != nil {
+		return nil, err
+	}
+	if f.Offset, err = q.int("offset", 0); err != nil {
+		return nil, err
+	}
+	if f.Cursor, err = q.one("cursor"); err != nil {
+		return nil, err
+	}
+	order, err := q.one("order")
+	switch {
+	case err != nil:
+		return nil, err
+	case order == "" || order == "oldest":
+	case order == "newest":
+		f.Order = sluice.NewestFirst
+	default:
+		return nil, badRequest(CodeInvalidFilter, "order", "must be oldest or newest, not "+order)
+	}
+	return f, nil
+}

@@ -1,0 +1,188 @@
+package sluiceweb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice"
+)
+
+// The codes of the problems the handler answers with, in the member "code"
+// of an application/problem+json body (RFC 9457). They are stable: branch
+// on them, not on the detail, which is for people.
+const (
+	// CodeNotFound (404): no job has the ID, or no endpoint the path.
+	CodeNotFound = "not_found"
+	// CodeInvalidRequest (400): the body is not JSON, has unknown or
+	// ill-typed fields, or a malformed time, duration or ID.
+	CodeInvalidRequest = "invalid_request"
+	// CodeInvalidFilter (400): a filter, page or stats parameter is out
+	// of range or unknown, or a bulk action's filter selects every job.
+	CodeInvalidFilter = "invalid_filter"
+	// CodeInvalidPayload (400): the payload is not one JSON value, holds a
+	// NUL character, or does not decode into the arguments of the topic's
+	// worker.
+	CodeInvalidPayload = "invalid_payload"
+	// CodePayloadTooLarge (413): the payload, or the whole body, is over
+	// the client's limit.
+	CodePayloadTooLarge = "payload_too_large"
+	// CodeUnknownTopic (400): the client has workers, none for the topic.
+	CodeUnknownTopic = "unknown_topic"
+	// CodeUnknownQueue (400): the client's Config.Queues has no such queue.
+	CodeUnknownQueue = "unknown_queue"
+	// CodeStatusConflict (409): the job's status does not allow the
+	// action; the member "job_status" says what it is.
+	CodeStatusConflict = "status_conflict"
+	// CodeUnauthorized (401): Options.Authorize returned ErrUnauthorized.
+	CodeUnauthorized = "unauthorized"
+	// CodeForbidden (403): Options.Authorize refused, or the topic is not
+	// in Options.AllowedTopics.
+	CodeForbidden = "forbidden"
+	// CodeReadOnly (403): the handler is read-only.
+	CodeReadOnly = "read_only"
+	// CodeCrossOrigin (403): a browser's state-changing request from an
+	// origin not trusted.
+	CodeCrossOrigin = "cross_origin"
+	// CodeMethodNotAllowed (405): the path has endpoints, none for the
+	// method; the Allow header lists them.
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeUnavailable (503): the handler was closed (event streams), or
+	// the request ended before it was answered.
+	CodeUnavailable = "unavailable"
+	// CodeInternal (500): anything else, such as a database error; it is
+	// logged.
+	CodeInternal = "internal"
+)
+
+// problem is an RFC 9457 problem detail with the handler's extension
+// members.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Code   string `json:"code"`
+	// Field names the request field or parameter at fault, if one is.
+	Field string `json:"field,omitempty"`
+	// JobStatus is, for a status conflict, the job's status.
+	JobStatus sluice.JobStatus `json:"job_status,omitempty"`
+}
+
+// writeProblem writes p as application/problem+json.
+func writeProblem(w http.ResponseWriter, p *problem) {
+	p.Type = "about:blank"
+	p.Title = http.StatusText(p.Status)
+	body, _ := json.Marshal(p) // strings and numbers always encode
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}
+
+// writeJSON writes v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeProblem(w, &problem{Status: http.StatusInternalServerError, Code: CodeInternal, Detail: "encoding the response failed"})
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// fail answers err, an error of the client, with its problem.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	writeProblem(w, h.problemOf(r, err))
+}
+
+// problemOf maps the client's typed errors to problems.
+func (h *Handler) problemOf(r *http.Request, err error) *problem {
+	var (
+		filterErr   *sluice.FilterError
+		optionsErr  *sluice.OptionsError
+		conflictErr *sluice.StatusConflictError
+		topicErr    *sluice.UnknownTopicError
+		argsErr     *sluice.ArgsError
+		p           *problem
+	)
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.Is(err, sluice.ErrNotFound):
+		return &problem{Status: http.StatusNotFound, Code: CodeNotFound, Detail: "no job has this ID"}
+	case errors.As(err, &filterErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidFilter, Field: jsonName(filterErr.Field),
+			Detail: jsonName(filterErr.Field) + ": " + filterErr.Reason}
+	case errors.As(err, &conflictErr):
+		return &problem{Status: http.StatusConflict, Code: CodeStatusConflict, JobStatus: conflictErr.Status,
+			Detail: "cannot " + conflictErr.Action + " the job: it is " + string(conflictErr.Status)}
+	case errors.Is(err, sluice.ErrPayloadTooLarge):
+		return &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge, Field: "payload",
+			Detail: fmt.Sprintf("payload: over the limit of %d bytes", h.c.MaxPayloadBytes())}
+	case errors.As(err, &topicErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownTopic, Field: "topic",
+			Detail: fmt.Sprintf("topic: no worker for %q here; the topics worked here are %s", topicErr.Topic, quoteList(topicErr.Topics))}
+	case errors.Is(err, sluice.ErrUnknownQueue):
+		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownQueue, Field: "queue", Detail: "queue: not a queue this client knows"}
+	case errors.As(err, &argsErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidPayload, Field: "payload", Detail: "payload: " + argsErr.Err.Error()}
+	case errors.As(err, &optionsErr):
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Field: jsonName(optionsErr.Field),
+			Detail: jsonName(optionsErr.Field) + ": " + optionsErr.Reason}
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return &problem{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Detail: "the request ended"}
+	}
+	h.opts.Logger.Error("sluiceweb: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	return &problem{Status: http.StatusInternalServerError, Code: CodeInternal, Detail: "internal error; see the server's log"}
+}
+
+// Error makes a problem an error, so that helpers can return it.
+func (p *problem) Error() string { return p.Detail }
+
+// badRequest returns the problem of an invalid field or parameter.
+func badRequest(code, field, detail string) *problem {
+	return &problem{Status: http.StatusBadRequest, Code: code, Field: field, Detail: field + ": " + detail}
+}
+
+// jsonName returns the request's name of a Go field name of the client's
+// errors: "MaxRetries" becomes "max_retries", "Statuses[1]" "statuses[1]".
+func jsonName(field string) string {
+	if field == "JobFilter" {
+		return "filter"
+	}
+	name, index, _ := strings.Cut(field, "[")
+	var b strings.Builder
+	for i, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	if index != "" {
+		b.WriteString("[" + index)
+	}
+	return b.String()
+}
+
+// quoteList returns the strings quoted and joined with commas.
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,188 @@
+package sluiceweb
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// DefaultStatsBucket is the width of the points of GET api/jobs/stats'
+// series when the request names none.
+const DefaultStatsBucket = time.Minute
+
+// statsResponse answers GET api/jobs/stats.
+type statsResponse struct {
+	Total         int                                 `json:"total"`
+	ByStatus      map[sluice.JobStatus]int            `json:"by_status"`
+	ByTopic       map[string]map[sluice.JobStatus]int `json:"by_topic"`
+	ByQueue       map[string]map[sluice.JobStatus]int `json:"by_queue"`
+	WindowSeconds float64                             `json:"window_seconds"`
+	Completed     int                                 `json:"completed"`
+	Failed        int                                 `json:"failed"`
+	SuccessRate   float64                             `json:"success_rate"`
+	AvgDurationMS float64                             `json:"avg_duration_ms"`
+	P95DurationMS float64                             `json:"p95_duration_ms"`
+	BucketSeconds float64                             `json:"bucket_seconds"`
+	Series        []pointJSON                         `json:"series"`
+}
+
+// pointJSON is one bucket of the series.
+type pointJSON struct {
+	Start     time.Time `json:"start"`
+	Completed int       `json:"completed"`
+	Failed    int       `json:"failed"`
+}
+
+// stats serves GET api/jobs/stats: counts by status, topic and queue, and
+// the window's outcomes, also per bucket of time.
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	q, err := newQuery(r, "topics", "queues", "window", "bucket")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	f := &sluice.StatsFilter{Topics: q.list("topics"), Queues: q.list("queues")}
+	if f.Window, err = q.duration("window", sluice.DefaultStatsWindow); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if f.Bucket, err = q.duration("bucket", DefaultStatsBucket); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !h.authorize(w, r, scoped(ActionRead, "stats", f.Topics)) {
+		return
+	}
+	st, err := h.c.Stats(r.Context(), f)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res := statsResponse{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
+		WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed, SuccessRate: st.SuccessRate,
+		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), BucketSeconds: f.Bucket.Seconds(),
+		Series: make([]pointJSON, len(st.Series))}
+	for i, p := range st.Series {
+		res.Series[i] = pointJSON{Start: p.Start, Completed: p.Completed, Failed: p.Failed}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// liveWithin is how recently a client must have recorded itself to count
+// as online: several heartbeats at the default interval.
+const liveWithin = time.Minute
+
+// queueJSON is one queue of GET api/queues.
+type queueJSON struct {
+	Name   string                   `json:"name"`
+	Counts map[sluice.JobStatus]int `json:"counts"`
+	Total  int                      `json:"total"`
+	// Clients is how many clients online work the queue, and Workers how
+	// many of its jobs they work at once in all.
+	Clients int `json:"clients"`
+	Workers int `json:"workers"`
+}
+
+// itemsResponse answers with a list.
+type itemsResponse[T any] struct {
+	Items []T `json:"items"`
+}
+
+// queues serves GET api/queues: each queue's jobs by status, and the
+// clients online that work it.
+func (h *Handler) queues(w http.ResponseWriter, r *http.Request) {
+	if !h.readAll(w, r, "queues") {
+		return
+	}
+	st, err := h.c.Stats(r.Context(), nil)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	clients, err := h.c.Clients(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	byName := map[string]*queueJSON{}
+	get := func(name string) *queueJSON {
+		if byName[name] == nil {
+			byName[name] = &queueJSON{Name: name, Counts: map[sluice.JobStatus]int{}}
+		}
+		return byName[name]
+	}
+	for name, counts := range st.ByQueue {
+		q := get(name)
+		for status, n := range counts {
+			q.Counts[status] = n
+			q.Total += n
+		}
+	}
+	for _, c := range clients {
+		if time.Since(c.SeenAt) > liveWithin {
+			continue
+		}
+		for _, name := range c.Queues {
+			q := get(name)
+			q.Clients++
+			q.Workers += c.MaxWorkers[name]
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	res := itemsResponse[*queueJSON]{Items: make([]*queueJSON, len(names))}
+	for i, name := range names {
+		res.Items[i] = byName[name]
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// readAll checks a request for a read of every topic, named name, that
+// takes no parameters; it writes the problem and returns false if the
+// request may not go on.
+func (h *Handler) readAll(w http.ResponseWriter, r *http.Request, name string) bool {
+	if _, err := newQuery(r); err != nil {
+		h.fail(w, r, err)
+		return false
+	}
+	return h.authorize(w, r, scoped(ActionRead, name, nil))
+}
+
+// clientJSON is one client of GET api/clients.
+type clientJSON struct {
+	*sluice.ClientInfo
+	// Online is true when the client recorded itself within the last
+	// minute.
+	Online bool `json:"online"`
+}
+
+// clients serves GET api/clients: the clients recorded in the database,
+// sorted by ID.
+func (h *Handler) clients(w http.ResponseWriter, r *http.Request) {
+	if !h.readAll(w, r, "clients") {
+		return
+	}
+	infos, err := h.c.Clients(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res := itemsResponse[clientJSON]{Items: make([]clientJSON, len(infos))}
+	for i, c := range infos {
+		if c.Topics == nil {
+			c.Topics = []string{}
+		}
+		if c.Queues == nil {
+			c.Queues = []string{}
+		}
+		res.Items[i] = clientJSON{ClientInfo: c, Online: time.Since(c.SeenAt) <= liveWithin}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
