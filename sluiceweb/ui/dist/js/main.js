@@ -40,7 +40,7 @@ function useTheme() {
       theme === "system" ? localStorage.removeItem("sluice.theme") : localStorage.setItem("sluice.theme", theme);
     } catch { /* storage refused: the choice lasts for this page */ }
   }, [theme]);
-  return [theme, () => set(THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length])];
+  return [theme, () => set((t) => THEMES[(THEMES.indexOf(t) + 1) % THEMES.length])];
 }
 
 // useShortcuts wires the keyboard shortcuts; typing in a field is left alone.
@@ -109,7 +109,7 @@ function App() {
     <a class="skip" href="#" onClick=${(e) => { e.preventDefault(); main.current.focus(); }}>Skip to content</a>
     <div class="shell">
       <header class="side">
-        <a class="brand" href="#/"><${Icon} name="logo" size="22" />sluice</a>
+        <a class="brand" href="#/"><${Icon} name="logo" size="22" /><span class="word">sluice</span></a>
         <nav class="nav" aria-label="Pages">
           ${PAGES.map((p) => html`<a href=${"#/" + p.path} aria-current=${p.path === page ? "page" : undefined}>${p.label}</a>`)}
         </nav>

@@ -118,6 +118,7 @@ export function DialogHost() {
       ${q && q.body && html`<p style="margin:0">${q.body}</p>`}
     <//>
     <div class="toasts" role="status" aria-live="polite">
-      ${toasts.map((t) => html`<div key=${t.id} class=${"toast" + (t.bad ? " bad" : "")}>${t.text}</div>`)}
+      ${toasts.map((t) => html`<div key=${t.id} class=${"toast" + (t.bad ? " bad" : "")} title="Click to dismiss"
+        onClick=${() => setToasts((all) => all.filter((x) => x.id !== t.id))}>${t.text}</div>`)}
     </div>`;
 }

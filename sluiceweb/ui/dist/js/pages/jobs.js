@@ -198,7 +198,7 @@ function Table({ items, sel, setSel, setAll, loading }) {
       <th class="check" scope="col"><input type="checkbox" aria-label="Select every job on this page" checked=${allOn}
         onChange=${() => { setSel(allOn ? new Set() : new Set(items.map((j) => j.id))); setAll(false); }} /></th>
       <th scope="col">Status</th><th scope="col">Job</th><th scope="col" class="hide-sm">Queue</th>
-      <th scope="col" class="num">Attempt</th><th scope="col">Detail</th><th scope="col" class="hide-sm">Created</th><th scope="col">When</th>
+      <th scope="col" class="num hide-sm">Attempt</th><th scope="col" class="hide-sm">Detail</th><th scope="col" class="hide-sm">Created</th><th scope="col">When</th>
     </tr></thead>
     <tbody ref=${body}>${items.map((j) => html`<tr key=${j.id} class="row" tabindex="0" aria-selected=${sel.has(j.id)}
         onClick=${(e) => e.target.tagName !== "INPUT" && e.target.tagName !== "A" && go("#/jobs/" + j.id)} onKeyDown=${(e) => key(e, j)}>
@@ -208,8 +208,8 @@ function Table({ items, sel, setSel, setAll, loading }) {
         ${(j.tags || []).slice(0, 2).map((t) => html` <span class="tag hide-sm">${t}</span>`)}${j.tags && j.tags.length > 2 ? html` <span class="faint hide-sm">+${j.tags.length - 2}</span>` : ""}</div>
         <div class="id faint" title=${j.id}>${shortId(j.id)}</div></td>
       <td class="hide-sm">${j.queue}${j.priority ? html` <span class="faint">p${j.priority}</span>` : ""}</td>
-      <td class="num">${j.attempt}<span class="faint">/${j.max_retries + 1}</span></td>
-      <td><${Detail} j=${j} /></td>
+      <td class="num hide-sm">${j.attempt}<span class="faint">/${j.max_retries + 1}</span></td>
+      <td class="hide-sm"><${Detail} j=${j} /></td>
       <td class="hide-sm nowrap"><${Rel} t=${j.created_at} /></td>
       <td class="nowrap"><${When} j=${j} /></td>
     </tr>`)}</tbody>
@@ -231,8 +231,8 @@ function When({ j }) {
   if (j.status === "pending") {
     return new Date(j.run_at) > Date.now() ? html`<span class="muted">runs <${Rel} t=${j.run_at} /></span>` : html`<span class="muted">due</span>`;
   }
-  if (j.status === "processing") return html`<span class="muted">started <${Rel} t=${j.attempted_at} /></span>`;
-  return isZero(j.finalized_at) ? null : html`<span class="muted">${j.status} <${Rel} t=${j.finalized_at} /></span>`;
+  if (j.status === "processing") return html`<span class="muted"><span class="hide-sm">started </span><${Rel} t=${j.attempted_at} /></span>`;
+  return isZero(j.finalized_at) ? null : html`<span class="muted"><span class="hide-sm">${j.status} </span><${Rel} t=${j.finalized_at} /></span>`;
 }
 
 function Pager({ at, limit, total, count, next, set }) {
@@ -240,7 +240,7 @@ function Pager({ at, limit, total, count, next, set }) {
   return html`<nav class="pager" aria-label="Pages">
     <span class="muted">${count ? `${num(at + 1)}–${num(at + count)} of ${num(total)}` : `0 of ${num(total)}`}</span>
     <div class="btns">
-      <label class="inline muted" style="font-size:12.5px">Per page
+      <label class="inline muted hide-sm" style="font-size:12.5px">Per page
         <select value=${limit} onChange=${(e) => set({ limit: e.target.value === "50" ? "" : e.target.value })}>
           ${[25, 50, 100, 200].map((n) => html`<option value=${n}>${n}</option>`)}
         </select></label>
