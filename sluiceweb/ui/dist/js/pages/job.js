@@ -33,10 +33,11 @@ export function Job({ id }) {
     if (logs.some((r) => r.time === rec.time && (r.msg || r.message) === (rec.msg || rec.message))) return;
     res.setData({ ...res.data, job: { ...res.data.job, logs: [...logs, rec] } });
   });
-  // While the job runs, its logs and progress are also read every few
-  // seconds: a worker in another process may log without changing anything
-  // the event stream reports.
-  const running = res.data && res.data.job.status === "processing";
+  // While the job runs or waits, it is also read every few seconds: a
+  // worker in another process may log without changing anything the event
+  // stream reports, and what holds a waiting job (Explain) changes with
+  // other jobs.
+  const running = res.data && (res.data.job.status === "processing" || res.data.job.status === "pending");
   useEffect(() => {
     if (!running) return;
     const t = setInterval(res.reload, 3000);
