@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,8 @@ type page struct {
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
+	// expected are URLs whose failed loads the test caused on purpose.
+	expected []string
 }
 
 // newPage starts a headless Chromium with a profile of its own and opens a
@@ -138,9 +142,13 @@ func (p *page) errors() []string {
 	defer p.mu.Unlock()
 	var out []string
 	for _, m := range p.console {
-		if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-			out = append(out, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+		if m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleException {
+			continue
 		}
+		if m.Source == "network" && slices.ContainsFunc(p.expected, func(u string) bool { return strings.Contains(m.URL, u) }) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
 	}
 	return out
 }

@@ -42,6 +42,8 @@ func TestDashboard(t *testing.T) {
 		overview(t, p, s, dir)
 		failedJob(t, p, fx, failing.Job.ID, dir)
 		runningJob(t, p, fx, long.Job.ID, dir)
+		selection(t, p)
+		problems(t, p)
 		phone(t, p, dir)
 		require.Equal(t, "1", p.eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
 		require.Empty(t, p.errors(), "the console's errors")
@@ -84,7 +86,7 @@ func failedJob(t *testing.T, p *page, fx *fixture, id, dir string) {
 	require.Contains(t, p.eval(text("[data-testid=explain]")), "failed")
 
 	fx.healthy.Store(true)
-	p.click("Requeue", ".actions button.primary")
+	p.click("Requeue", ".actions button[data-action=requeue]")
 	p.confirm()
 	p.wait("the requeued job to complete", text(".job-title .badge")+` === "completed"`)
 	require.Contains(t, p.eval(text(".timeline")), "Attempt 2")
@@ -107,9 +109,36 @@ func runningJob(t *testing.T, p *page, fx *fixture, id, dir string) {
 	p.do("letting the bar finish moving", chromedp.Sleep(600*time.Millisecond))
 	p.screenshot(dir, "job.png")
 
-	p.click("Cancel", ".actions button.danger")
+	p.click("Cancel", ".actions button[data-action=cancel]")
 	p.confirm()
 	p.wait("the job to be cancelled", text(".job-title .badge")+` === "cancelled"`)
+}
+
+// selection selects the delayed job in the list and runs it now, through
+// the selection's bar.
+func selection(t *testing.T, p *page) {
+	p.eval(`String(location.hash = "#/jobs?topics=mail&statuses=pending")`)
+	p.wait("the delayed job", `document.querySelectorAll("tbody tr.row").length === 1`)
+	require.Contains(t, p.eval(text("tbody tr.row")), "runs in")
+	p.do("selecting it with Space", chromedp.Focus(chromedp.CSS("tbody tr.row")), chromedp.KeyEvent(" "))
+	p.wait("the selection's bar", text(".bulkbar strong")+` === "1 selected"`)
+	p.click("Run now", ".bulkbar button[data-action=retry]")
+	p.confirm()
+	p.wait("the job to run and leave the filtered list", text(".empty")+` === "No jobs match."`)
+}
+
+// problems opens a job that does not exist: the API's problem is shown.
+func problems(t *testing.T, p *page) {
+	const missing = "01a21100-0000-7000-8000-000000000000"
+	p.mu.Lock()
+	p.expected = append(p.expected, "api/jobs/"+missing)
+	p.mu.Unlock()
+	p.eval(`String(location.hash = "#/jobs/` + missing + `")`)
+	p.wait("the problem", `!!document.querySelector("main .problem")`)
+	shown := p.eval(text("main .problem"))
+	require.Contains(t, shown, "No such job")
+	require.Contains(t, shown, "404")
+	require.Contains(t, shown, "not_found")
 }
 
 // phone shows the list at a phone's width: nothing wider than the screen.

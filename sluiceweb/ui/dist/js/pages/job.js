@@ -100,7 +100,7 @@ function Actions({ job, reload }) {
     }
   };
   return html`<div class="actions" role="group" aria-label="Actions">
-    ${ACTIONS.filter((a) => a.applies(job)).map((a) => html`<button type="button" class=${a.danger ? "danger" : a.name === "requeue" ? "primary" : ""}
+    ${ACTIONS.filter((a) => a.applies(job)).map((a) => html`<button type="button" data-action=${a.name} class=${a.danger ? "danger" : a.name === "requeue" ? "primary" : ""}
       onClick=${() => run(a)}>${a.label}</button>`)}
   </div>`;
 }

@@ -164,7 +164,7 @@ function BulkBar({ sel, all, setAll, items, total, f, clear, reload }) {
       ? html`<button type="button" class="ghost small" onClick=${() => setAll(true)}>Select all ${num(total)} matching</button>`
       : html`<span class="muted" style="font-size:12.5px">Filter the list to act on every matching job.</span>`)}
     <span class="grow"></span>
-    ${ACTIONS.map((a) => html`<button type="button" class=${"small" + (a.danger ? " danger" : "")}
+    ${ACTIONS.map((a) => html`<button type="button" data-action=${a.name} class=${"small" + (a.danger ? " danger" : "")}
       disabled=${!all && !chosen.some(a.applies)} onClick=${() => run(a)}>${a.label}</button>`)}
     <button type="button" class="ghost small" onClick=${clear}>Clear</button>
   </div>`;
