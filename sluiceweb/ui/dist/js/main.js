@@ -123,7 +123,7 @@ function App() {
           <a class="keys-link" href="#" onClick=${(e) => { e.preventDefault(); setHelp(true); }}>Keyboard shortcuts <kbd>?</kbd></a>
         </div>
       </header>
-      <main class="main" ref=${main} tabindex="-1" aria-live="off"><${Page} route=${route} /></main>
+      <main class="main" ref=${main} tabindex="-1"><${Page} route=${route} /></main>
     </div>
     <${Modal} open=${help} onClose=${() => setHelp(false)} title="Keyboard shortcuts"
         footer=${html`<button type="button" onClick=${() => setHelp(false)}>Close</button>`}>

@@ -117,7 +117,8 @@ function Progress({ job }) {
   const p = job.progress;
   return html`<section class="panel" aria-label="Progress"><div class="panel-body">
     <div style="display:flex;justify-content:space-between;gap:12px;align-items:baseline;flex-wrap:wrap">
-      <div><strong style="font-size:18px" data-testid="progress-percent">${Math.round(p.percent)}%</strong>
+      <div>${job.status !== "processing" && html`<span class="muted">Last reported progress: </span>`}
+        <strong style="font-size:18px" data-testid="progress-percent">${Math.round(p.percent)}%</strong>
         <span class="muted" data-testid="progress-message"> ${p.message}</span></div>
       <span class="faint" style="font-size:12.5px">attempt ${p.attempt} · reported <${Rel} t=${p.at} /></span>
     </div>

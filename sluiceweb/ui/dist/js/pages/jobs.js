@@ -175,9 +175,11 @@ function Table({ items, sel, setSel, setAll, loading }) {
   if (loading) return html`<div class="empty">Loading…</div>`;
   if (!items.length) return html`<div class="empty">No jobs match.</div>`;
   const toggle = (id) => {
-    const s = new Set(sel);
-    s.has(id) ? s.delete(id) : s.add(id);
-    setSel(s);
+    setSel((prev) => {
+      const s = new Set(prev);
+      s.has(id) ? s.delete(id) : s.add(id);
+      return s;
+    });
     setAll(false);
   };
   const allOn = items.every((j) => sel.has(j.id));
@@ -200,7 +202,7 @@ function Table({ items, sel, setSel, setAll, loading }) {
       <th scope="col">Status</th><th scope="col">Job</th><th scope="col" class="hide-sm">Queue</th>
       <th scope="col" class="num hide-sm">Attempt</th><th scope="col" class="hide-sm">Detail</th><th scope="col" class="hide-sm">Created</th><th scope="col">When</th>
     </tr></thead>
-    <tbody ref=${body}>${items.map((j) => html`<tr key=${j.id} class="row" tabindex="0" aria-selected=${sel.has(j.id)}
+    <tbody ref=${body}>${items.map((j) => html`<tr key=${j.id} class=${"row" + (sel.has(j.id) ? " selected" : "")} tabindex="0"
         onClick=${(e) => e.target.tagName !== "INPUT" && e.target.tagName !== "A" && go("#/jobs/" + j.id)} onKeyDown=${(e) => key(e, j)}>
       <td class="check"><input type="checkbox" aria-label=${"Select job " + j.id} checked=${sel.has(j.id)} onChange=${() => toggle(j.id)} /></td>
       <td><${Badge} status=${j.status} /></td>
