@@ -75,13 +75,15 @@ export function useEvents(onEvent) {
 
 // useResource loads data with load() when deps change, and again, at most
 // once per `every` milliseconds, when relevant(name, data) says an event
-// of the stream concerns it (resync and reset always do). It keeps the
-// last data while reloading, so views do not flicker, and drops answers
-// that arrive out of order.
+// of the stream concerns it (resync and reset always do). A hidden page
+// defers that reload until it is shown again. It keeps the last data while
+// reloading, so views do not flicker, and drops answers that arrive out of
+// order.
 export function useResource(load, deps, relevant, every = 700) {
   const [res, setRes] = useState({ data: null, error: null, loading: true });
   const seq = useRef(0);
   const timer = useRef(null);
+  const missed = useRef(false);
   const loadRef = useRef(load);
   loadRef.current = load;
   const reload = useCallback(() => {
@@ -93,17 +95,29 @@ export function useResource(load, deps, relevant, every = 700) {
     );
   }, []);
   useEffect(() => {
-    setRes({ data: null, error: null, loading: true });
     reload();
   }, deps);
-  useEffect(() => () => clearTimeout(timer.current), []);
+  useEffect(() => {
+    const shown = () => {
+      if (!document.hidden && missed.current) {
+        missed.current = false;
+        reload();
+      }
+    };
+    document.addEventListener("visibilitychange", shown);
+    return () => {
+      clearTimeout(timer.current);
+      document.removeEventListener("visibilitychange", shown);
+    };
+  }, []);
   useEvents((name, data) => {
     if (!relevant) return;
     if (name !== "resync" && name !== "reset" && !relevant(name, data)) return;
     if (timer.current) return;
     timer.current = setTimeout(() => {
       timer.current = null;
-      reload();
+      if (document.hidden) missed.current = true;
+      else reload();
     }, every);
   });
   return { ...res, reload, setData: (data) => setRes((r) => ({ ...r, data })) };
