@@ -32,7 +32,13 @@ const SHORTCUTS = [
 const THEMES = ["system", "light", "dark"];
 
 function useTheme() {
-  const [theme, set] = useState(() => document.documentElement.dataset.theme || "system");
+  const [theme, set] = useState(() => {
+    // index.html applies the stored choice before the first paint; read it
+    // here too, for a page whose policy refuses inline scripts.
+    let stored = null;
+    try { stored = localStorage.getItem("sluice.theme"); } catch { /* storage refused */ }
+    return THEMES.includes(stored) ? stored : "system";
+  });
   useEffect(() => {
     if (theme === "system") delete document.documentElement.dataset.theme;
     else document.documentElement.dataset.theme = theme;

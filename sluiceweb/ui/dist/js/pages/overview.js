@@ -1,6 +1,6 @@
 // Overview: counts by status, throughput over a recent window, outcomes,
 // durations, clients online, and jobs by queue and topic.
-import { html } from "../vendor/htm-preact.js";
+import { html, useEffect } from "../vendor/htm-preact.js";
 import { get, query } from "../api.js";
 import { useResource } from "../live.js";
 import { href, go } from "../router.js";
@@ -25,6 +25,12 @@ export function Overview({ route }) {
     ]);
     return { stats, queues: queues.items, clients: clients.items };
   }, [w.window], () => true, 1500);
+  // The window slides with the clock, and clients come and go without a
+  // job event: read again now and then, even when no job changes.
+  useEffect(() => {
+    const t = setInterval(() => !document.hidden && res.reload(), 15000);
+    return () => clearInterval(t);
+  }, []);
   const d = res.data;
   return html`
     <div class="page-head">
