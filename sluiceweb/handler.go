@@ -150,7 +150,7 @@ func New[TTx any](client *sluice.Client[TTx], opts *Options) (*Handler, error) {
 		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeCrossOrigin,
 			Detail: "cross-origin request refused: list the dashboard's origin in Options.TrustedOrigins"})
 	}))
-	ui, err := newUIFiles()
+	ui, err := sharedUIFiles()
 	if err != nil {
 		return nil, fmt.Errorf("sluiceweb: %w", err)
 	}

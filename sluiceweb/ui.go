@@ -2,6 +2,7 @@ package sluiceweb
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,11 +25,31 @@ var ui embed.FS
 // no extension is the dashboard's own route (client-side routing) and gets
 // index.html; a missing file with an extension is 404. Files under assets/
 // are taken to have content hashes in their names and are cached for a
-// year; every other file is revalidated by its ETag each time.
+// year; every other file is revalidated by its ETag each time. Text files
+// are compressed once, when the handler is made, and sent compressed to
+// browsers that accept gzip.
 type uiFiles struct {
 	fsys  fs.FS
 	etags map[string]string
+	// gzipped are the compressed forms of the files that compress.
+	gzipped map[string][]byte
 }
+
+// compressible are the extensions of the files worth compressing.
+var compressible = map[string]bool{".html": true, ".js": true, ".css": true, ".svg": true, ".json": true, ".txt": true}
+
+// gzipBytes returns data compressed as the dashboard's files are served.
+func gzipBytes(data []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // the level is valid
+	_, _ = zw.Write(data)                                    // writes to memory do not fail
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// sharedUIFiles reads the embedded files once, for every handler: they
+// never change.
+var sharedUIFiles = sync.OnceValues(newUIFiles)
 
 // newUIFiles reads the dashboard's files and their ETags.
 func newUIFiles() (*uiFiles, error) {
@@ -35,7 +57,7 @@ func newUIFiles() (*uiFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &uiFiles{fsys: fsys, etags: map[string]string{}}
+	u := &uiFiles{fsys: fsys, etags: map[string]string{}, gzipped: map[string][]byte{}}
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -46,6 +68,11 @@ func newUIFiles() (*uiFiles, error) {
 		}
 		sum := sha256.Sum256(data)
 		u.etags[name] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		if compressible[path.Ext(name)] {
+			if gz := gzipBytes(data); len(gz) < len(data) {
+				u.gzipped[name] = gz
+			}
+		}
 		return nil
 	})
 	return u, err
@@ -77,6 +104,27 @@ func (u *uiFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.Set("Cache-Control", "no-cache")
 	}
-	h.Set("ETag", u.etags[name])
+	etag := u.etags[name]
+	if gz, ok := u.gzipped[name]; ok {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			// The compressed form is another representation: another ETag.
+			h.Set("Content-Encoding", "gzip")
+			etag = strings.TrimSuffix(etag, `"`) + `-gz"`
+			data = gz
+		}
+	}
+	h.Set("ETag", etag)
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+}
+
+// acceptsGzip reports whether r's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
+	}
+	return false
 }

@@ -1,0 +1,152 @@
+package browsertest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+)
+
+// screenshots is where the SQLite run saves its screenshots: the images of
+// the README and docs/web.md.
+var screenshots = filepath.Join("..", "..", "docs", "img")
+
+func TestDashboard(t *testing.T) {
+	onBothDrivers(t, func(t *testing.T, s *server, fx *fixture) {
+		dir := ""
+		if t.Name() == "TestDashboard/SQLite" {
+			dir = screenshots
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+		}
+		ctx := t.Context()
+		for i := range 6 {
+			_, err := s.client.Enqueue(ctx, mailArgs{To: "user" + strconv.Itoa(i) + "@example.com"}, &sluice.EnqueueOptions{Tags: []string{"newsletter"}})
+			require.NoError(t, err)
+		}
+		_, err := s.client.Enqueue(ctx, mailArgs{To: "later@example.com"}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+		failing, err := s.client.Enqueue(ctx, flakyArgs{Order: 1042}, &sluice.EnqueueOptions{MaxRetries: sluice.NoRetries, Tags: []string{"billing"},
+			Metadata: map[string]any{"requested_by": "browser test"}})
+		require.NoError(t, err)
+		long, err := s.client.Enqueue(ctx, longArgs{Name: "quarterly report"}, nil)
+		require.NoError(t, err)
+
+		p := newPage(t)
+		overview(t, p, s, dir)
+		failedJob(t, p, fx, failing.Job.ID, dir)
+		runningJob(t, p, fx, long.Job.ID, dir)
+		selection(t, p)
+		problems(t, p)
+		phone(t, p, dir)
+		require.Equal(t, "1", p.eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
+		require.Empty(t, p.errors(), "the console's errors")
+	})
+}
+
+// overview loads the dashboard, in light and dark.
+func overview(t *testing.T, p *page, s *server, dir string) {
+	p.do("loading the dashboard", chromedp.Navigate(s.url))
+	p.wait("the overview's counts", text("a.card.s-failed .value")+` === "1" && `+text("a.card.s-completed .value")+` === "6"`)
+	p.eval(`String(window.sluiceTestMark = 1)`)
+	require.Contains(t, p.eval(text(".legend")), "1 client online")
+	p.wait("the throughput chart", `document.querySelectorAll("svg.chart rect.c").length > 0`)
+	p.screenshot(dir, "overview.png")
+	// The theme button cycles system, light, dark.
+	p.click("the theme button", `button[aria-label^="Theme"]`)
+	p.click("the theme button", `button[aria-label^="Theme"]`)
+	p.wait("the dark theme", `document.documentElement.dataset.theme === "dark"`)
+	require.Equal(t, "rgb(15, 18, 22)", p.eval(`getComputedStyle(document.body).backgroundColor`), "dark colours")
+	p.screenshot(dir, "overview-dark.png")
+	p.click("the theme button", `button[aria-label^="Theme"]`)
+	p.wait("the system's theme", `document.documentElement.dataset.theme === undefined`)
+}
+
+// failedJob filters the list to the failed job, opens it with the
+// keyboard, requeues it and sees it complete, then goes back to the list.
+func failedJob(t *testing.T, p *page, fx *fixture, id, dir string) {
+	p.click("Jobs", `nav a[href="#/jobs"]`)
+	p.wait("the list", `document.querySelectorAll("tbody tr.row").length === 9`)
+	p.click("the failed filter", "button.chip.s-failed")
+	p.wait("the filtered list", `location.hash.includes("statuses=failed") && document.querySelectorAll("tbody tr.row").length === 1`)
+	require.Contains(t, p.eval(text("tbody tr.row")), "flaky")
+	require.Contains(t, p.eval(text("tbody tr.row")), "upstream said no")
+	p.screenshot(dir, "jobs.png")
+
+	p.do("opening the job with Enter", chromedp.Focus(chromedp.CSS("tbody tr.row")), chromedp.KeyEvent(kb.Enter))
+	p.wait("the job", `location.hash === "#/jobs/`+id+`" && `+text("main h1")+` === "flaky"`)
+	require.Equal(t, "failed", p.eval(text(".job-title .badge")))
+	require.Contains(t, p.eval(text(".timeline .errmsg")), "upstream said no: 503")
+	require.Contains(t, p.eval(text("[data-testid=explain]")), "failed")
+
+	fx.healthy.Store(true)
+	p.click("Requeue", ".actions button[data-action=requeue]")
+	p.confirm()
+	p.wait("the requeued job to complete", text(".job-title .badge")+` === "completed"`)
+	require.Contains(t, p.eval(text(".timeline")), "Attempt 2")
+
+	p.do("going back", chromedp.NavigateBack())
+	p.wait("the list, still filtered, without the job", `location.hash.includes("statuses=failed") && `+text(".empty")+` === "No jobs match."`)
+}
+
+// runningJob watches the long job's progress and logs arrive, and cancels
+// it.
+func runningJob(t *testing.T, p *page, fx *fixture, id, dir string) {
+	p.eval(`String(location.hash = "#/jobs/` + id + `")`)
+	p.wait("the running job's first step", text("[data-testid=progress-percent]")+` === "10%" && `+text("[data-testid=logs]")+`.includes("started step 1")`)
+	require.Equal(t, "processing", p.eval(text(".job-title .badge")))
+	require.Contains(t, p.eval(text("[data-testid=explain]")), "running")
+	close(fx.advance)
+	p.wait("the progress bar to move", `document.querySelector(".progress-line [role=progressbar]")?.getAttribute("aria-valuenow") === "60"`)
+	p.wait("the new log line", text("[data-testid=logs]")+`.includes("reached step 2")`)
+	require.Contains(t, p.eval(text("[data-testid=progress-message]")), "step 2 of 3")
+	p.do("letting the bar finish moving", chromedp.Sleep(600*time.Millisecond))
+	p.screenshot(dir, "job.png")
+
+	p.click("Cancel", ".actions button[data-action=cancel]")
+	p.confirm()
+	p.wait("the job to be cancelled", text(".job-title .badge")+` === "cancelled"`)
+}
+
+// selection selects the delayed job in the list and runs it now, through
+// the selection's bar.
+func selection(t *testing.T, p *page) {
+	p.eval(`String(location.hash = "#/jobs?topics=mail&statuses=pending")`)
+	p.wait("the delayed job", `document.querySelectorAll("tbody tr.row").length === 1`)
+	require.Contains(t, p.eval(text("tbody tr.row")), "runs in")
+	p.do("selecting it with Space", chromedp.Focus(chromedp.CSS("tbody tr.row")), chromedp.KeyEvent(" "))
+	p.wait("the selection's bar", text(".bulkbar strong")+` === "1 selected"`)
+	p.click("Run now", ".bulkbar button[data-action=retry]")
+	p.confirm()
+	p.wait("the job to run and leave the filtered list", text(".empty")+` === "No jobs match."`)
+}
+
+// problems opens a job that does not exist: the API's problem is shown.
+func problems(t *testing.T, p *page) {
+	const missing = "01a21100-0000-7000-8000-000000000000"
+	p.mu.Lock()
+	p.expected = append(p.expected, "api/jobs/"+missing)
+	p.mu.Unlock()
+	p.eval(`String(location.hash = "#/jobs/` + missing + `")`)
+	p.wait("the problem", `!!document.querySelector("main .problem")`)
+	shown := p.eval(text("main .problem"))
+	require.Contains(t, shown, "No such job")
+	require.Contains(t, shown, "404")
+	require.Contains(t, shown, "not_found")
+}
+
+// phone shows the list at a phone's width: nothing wider than the screen.
+func phone(t *testing.T, p *page, dir string) {
+	p.do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.eval(`String(location.hash = "#/jobs")`)
+	p.wait("the list", `document.querySelectorAll("tbody tr.row").length === 9`)
+	require.Equal(t, "true", p.eval(`String(document.documentElement.scrollWidth <= 390)`), "the page fits the screen")
+	p.screenshot(dir, "phone.png")
+	p.do("a desktop's viewport", chromedp.EmulateViewport(1400, 900))
+}

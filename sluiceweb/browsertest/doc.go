@@ -1,0 +1,15 @@
+// Package browsertest drives the sluice dashboard in a real headless
+// Chromium, against a real server over SQLite and Postgres: it filters the
+// jobs list, opens a failed job, requeues it and sees it complete, watches a
+// running job's progress and logs arrive, cancels it, and saves the
+// screenshots shown in the README and docs/web.md.
+//
+// It is a module of its own, so that the root module's users never get
+// chromedp in their module graph. Run it from this directory:
+//
+//	go test -race ./...
+//
+// It needs Chromium (Debian's chromium package; SLUICE_CHROMIUM names
+// another binary) and fails without it. The Postgres run needs
+// SLUICE_TEST_DATABASE_URL, as the root module's tests do.
+package browsertest

@@ -1,0 +1,150 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
+	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/internal/testkit/dbtest"
+	"github.com/sluicehq/sluice/sluiceweb"
+)
+
+// flakyArgs are a job that fails while its upstream is down.
+type flakyArgs struct {
+	Order int `json:"order"`
+}
+
+func (flakyArgs) Topic() string { return "flaky" }
+
+// longArgs are a job that reports progress and logs as the test lets it
+// advance, and runs until it is cancelled.
+type longArgs struct {
+	Name string `json:"name"`
+}
+
+func (longArgs) Topic() string { return "long" }
+
+// mailArgs are a job that completes at once.
+type mailArgs struct {
+	To string `json:"to"`
+}
+
+func (mailArgs) Topic() string { return "mail" }
+
+// fixture is what the test controls of its workers.
+type fixture struct {
+	// healthy makes flaky jobs succeed.
+	healthy atomic.Bool
+	// advance, once closed, moves the long job from its first step to
+	// its second.
+	advance chan struct{}
+	// done ends the long job's worker at the test's end.
+	done chan struct{}
+}
+
+func (fx *fixture) workers() *sluice.Workers {
+	w := sluice.NewWorkers()
+	sluice.AddWorker(w, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[flakyArgs]) error {
+		if !fx.healthy.Load() {
+			return errors.New("upstream said no: 503 Service Unavailable")
+		}
+		return nil
+	}))
+	sluice.AddWorker(w, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[mailArgs]) error { return nil }))
+	sluice.AddWorker(w, sluice.WorkFunc(fx.long))
+	return w
+}
+
+func (fx *fixture) long(ctx context.Context, job *sluice.Job[longArgs]) error {
+	log := sluice.Logger(ctx)
+	if err := sluice.ReportProgress(ctx, 10, "step 1 of 3"); err != nil {
+		return err
+	}
+	log.Info("started step 1", "rows", 120)
+	select {
+	case <-fx.advance:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fx.done:
+		return nil
+	}
+	if err := sluice.ReportProgress(ctx, 60, "step 2 of 3"); err != nil {
+		return err
+	}
+	log.Info("reached step 2", "rows", 480)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fx.done:
+		return nil
+	}
+}
+
+// enqueuer is what the test uses of its client.
+type enqueuer interface {
+	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
+}
+
+// server is a dashboard served over a client with the fixture's workers.
+type server struct {
+	url    string // the dashboard, mounted under /sluice/
+	client enqueuer
+}
+
+// serve starts a client on d and a server of its dashboard, mounted under a
+// prefix, and stops both at the test's end.
+func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
+	t.Helper()
+	client, err := sluice.NewClient(d, &sluice.Config{
+		Workers:          fx.workers(),
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ProgressInterval: 100 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(t.Context()))
+	h, err := sluiceweb.New(client, &sluiceweb.Options{Authorize: sluiceweb.AllowAll})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/sluice/", http.StripPrefix("/sluice", h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		close(fx.done)
+		h.Close() // ends the event streams, which Close would wait for
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, client.Stop(ctx))
+	})
+	return &server{url: srv.URL + "/sluice/", client: client}
+}
+
+// onBothDrivers runs fn on a SQLite file and on a Postgres schema of its own,
+// one after the other: a browser each at once would be slow on a small
+// machine.
+func onBothDrivers(t *testing.T, fn func(t *testing.T, s *server, fx *fixture)) {
+	t.Run("SQLite", func(t *testing.T) {
+		db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		fx := &fixture{advance: make(chan struct{}), done: make(chan struct{})}
+		fn(t, serve(t, sqlitedriver.New(db), fx), fx)
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		pool, schema := dbtest.Pool(t)
+		fx := &fixture{advance: make(chan struct{}), done: make(chan struct{})}
+		fn(t, serve(t, pgxdriver.New(pool, pgxdriver.WithSchema(schema)), fx), fx)
+	})
+}
