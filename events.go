@@ -93,7 +93,7 @@ func (s *Subscription) Close() {
 		s.hub.mu.Lock()
 		defer s.hub.mu.Unlock()
 		delete(s.hub.subs, s)
-		s.hub.n.Store(int32(len(s.hub.subs)))
+		s.hub.storeWanted()
 		close(s.c)
 	})
 }
@@ -103,7 +103,10 @@ func (s *Subscription) Close() {
 type eventHub struct {
 	mu   sync.Mutex
 	subs map[*Subscription]bool
-	n    atomic.Int32 // len(subs), read without the lock
+	// wanted has the bit (kindBit) of every kind a subscription wants,
+	// read without the lock: an event nobody wants costs one atomic
+	// load.
+	wanted atomic.Uint32
 	// held maps the IDs of jobs being enqueued, whose enqueued event is
 	// yet to be sent, to their other events that came first, sent after it.
 	held map[string][]Event
@@ -139,15 +142,51 @@ func (c *Client[TTx]) SubscribeBuffered(size int, kinds ...EventKind) *Subscript
 		h.subs = make(map[*Subscription]bool)
 	}
 	h.subs[s] = true
-	h.n.Store(int32(len(h.subs)))
+	h.storeWanted()
 	return s
 }
 
+// storeWanted sets wanted from the subscriptions; h.mu is held.
+func (h *eventHub) storeWanted() {
+	var w uint32
+	for s := range h.subs {
+		if s.kinds == nil {
+			w = ^uint32(0)
+			break
+		}
+		for k := range s.kinds {
+			w |= kindBit(k)
+		}
+	}
+	h.wanted.Store(w)
+}
+
+// kindBit returns the bit of kind in eventHub.wanted.
+func kindBit(kind EventKind) uint32 {
+	for i, k := range eventKinds {
+		if k == kind {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// eventKinds are the kinds of events, in the order of their bits.
+var eventKinds = [...]EventKind{EventEnqueued, EventStarted, EventProgressed, EventCompleted, EventFailed,
+	EventRetried, EventSnoozed, EventCancelled, EventRescued, EventLogged}
+
+// wants reports whether a subscription wants events of kind.
+func (h *eventHub) wants(kind EventKind) bool {
+	w := h.wanted.Load()
+	return w != 0 && w&kindBit(kind) != 0
+}
+
 // emit sends an event to every subscription that wants its kind. It costs
-// one atomic load when nobody subscribes. An event of a job whose enqueued
-// event is still to come waits for it (see holdEnqueued).
+// one atomic load when nobody subscribes, and no lock when nobody wants
+// its kind. An event of a job whose enqueued event is still to come waits
+// for it (see holdEnqueued).
 func (h *eventHub) emit(kind EventKind, job *JobRow, d time.Duration) {
-	if h.n.Load() == 0 {
+	if !h.wants(kind) {
 		return
 	}
 	h.post(Event{Kind: kind, Job: job, At: h.now(), Duration: d})
@@ -156,7 +195,7 @@ func (h *eventHub) emit(kind EventKind, job *JobRow, d time.Duration) {
 // emitLog sends an EventLogged of rec, logged by job's worker d into its
 // attempt. It costs one atomic load when nobody subscribes.
 func (h *eventHub) emitLog(job *JobRow, rec LogRecord, d time.Duration) {
-	if h.n.Load() == 0 {
+	if !h.wants(EventLogged) {
 		return
 	}
 	h.post(Event{Kind: EventLogged, Job: job, At: rec.Time, Duration: d, Log: &rec})
@@ -190,9 +229,10 @@ func (h *eventHub) send(ev Event) {
 
 // holdEnqueued marks jobs about to be enqueued so that their other events
 // wait for their enqueued event, which releaseEnqueued sends. It reports
-// whether it held anything: nothing is held when nobody subscribes.
+// whether it held anything: nothing is held when nobody wants enqueued
+// events.
 func (h *eventHub) holdEnqueued(inserts []*driver.JobInsert) bool {
-	if h.n.Load() == 0 {
+	if !h.wants(EventEnqueued) {
 		return false
 	}
 	h.mu.Lock()

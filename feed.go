@@ -28,8 +28,15 @@ const (
 	// ChangeStarted: a client claimed the job; Job.Attempt is the new
 	// attempt.
 	ChangeStarted ChangeKind = "started"
-	// ChangeProgressed: the running job's stored progress changed.
+	// ChangeProgressed: the running job's stored progress changed (its
+	// logs may have too: see Job.Logged).
 	ChangeProgressed ChangeKind = "progressed"
+	// ChangeLogged: the running job's workers logged records (see
+	// Logger), which its client stored with the job, and its progress
+	// stayed. Job.Logged, how many records it has logged, grew; Get reads
+	// them (JobRow.Logs). The client stores them at most once per
+	// Config.ProgressInterval, so one change may stand for several.
+	ChangeLogged ChangeKind = "logged"
 	// ChangeRetried: the job is pending again after an attempt: a retry,
 	// a snooze, a hand-back at a client's Stop, or a rescue.
 	ChangeRetried ChangeKind = "retried"
@@ -197,8 +204,8 @@ func (s *ChangeSubscription) wants(ch *Change) bool {
 // (the database unreachable, say) is returned. The subscription ends when
 // ctx ends or Close is called.
 //
-// What the feed sees: jobs enqueued, started, progressing, finished,
-// retried, requeued and deleted. What it does not report: a retry now
+// What the feed sees: jobs enqueued, started, progressing, logging,
+// finished, retried, requeued and deleted. What it does not report: a retry now
 // (the job stays pending), the deletes of retention (Config.Retention), and
 // states a job passed through within one interval. Jobs whose IDs do not
 // sort by creation time (Config.NewJobID other than the default version 7

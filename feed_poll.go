@@ -327,8 +327,9 @@ func (f *feed) note(rows []*JobRow, deleted bool) {
 
 // newer reports whether state s of a job is newer than old, the state last
 // reported (nil if none). An attempt is ordered by its number; within one,
-// processing comes first (a claim starts it) and its progress only moves
-// forward; any other status after it is newer when it differs.
+// processing comes first (a claim starts it), and its progress and the
+// count of records logged only move forward; any other status after it is
+// newer when it differs.
 func newer(old, s *JobState) bool {
 	switch {
 	case old == nil:
@@ -336,7 +337,7 @@ func newer(old, s *JobState) bool {
 	case s.Attempt != old.Attempt:
 		return s.Attempt > old.Attempt
 	case s.Status == StatusProcessing:
-		return old.Status == StatusProcessing && progressAt(s).After(progressAt(old))
+		return old.Status == StatusProcessing && (progressAt(s).After(progressAt(old)) || s.Logged > old.Logged)
 	}
 	return s.Status != old.Status
 }
@@ -352,10 +353,13 @@ func progressAt(s *JobState) time.Time {
 func kindOf(old, s *JobState) ChangeKind {
 	switch s.Status {
 	case StatusProcessing:
-		if old != nil && old.Status == StatusProcessing && old.Attempt == s.Attempt {
+		switch {
+		case old == nil || old.Status != StatusProcessing || old.Attempt != s.Attempt:
+			return ChangeStarted
+		case progressAt(s).After(progressAt(old)):
 			return ChangeProgressed
 		}
-		return ChangeStarted
+		return ChangeLogged
 	case StatusPending:
 		switch {
 		case old != nil && (old.Status == StatusFailed || old.Status == StatusCancelled):

@@ -114,6 +114,55 @@ func testWatchReportsWhatOtherClientsDo[TTx any](t *testing.T, k *kit[TTx]) {
 	awaitChange(t, sub, res.Job.ID, sluice.ChangeDeleted)
 }
 
+func TestWatchReportsLogsOfRunningJobs(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testWatchReportsLogsOfRunningJobs[*sql.Tx], testWatchReportsLogsOfRunningJobs[pgx.Tx])
+}
+
+// testWatchReportsLogsOfRunningJobs: records another client's worker logs
+// are reported as a change once that client stores them: logged while
+// the progress stays, with how many records the job has logged.
+func testWatchReportsLogsOfRunningJobs[TTx any](t *testing.T, k *kit[TTx]) {
+	watcher := k.client(t, &sluice.Config{ChangeFeed: quickFeed()})
+	sub := watch(t, watcher, nil)
+	step, release := make(chan struct{}), make(chan struct{})
+	worker := k.client(t, &sluice.Config{Workers: workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+		<-step
+		sluice.Logger(ctx).Info("one")
+		<-step
+		if err := sluice.ReportProgress(ctx, 50, "half"); err != nil {
+			return err
+		}
+		<-step
+		sluice.Logger(ctx).Info("two")
+		sluice.Logger(ctx).Warn("three")
+		<-release
+		return nil
+	}), ProgressInterval: 10 * time.Millisecond})
+	res, err := worker.Enqueue(t.Context(), noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	id := res.Job.ID
+	require.Zero(t, awaitChange(t, sub, id, sluice.ChangeStarted).Job.Logged)
+	step <- struct{}{}
+	require.Equal(t, 1, awaitChange(t, sub, id, sluice.ChangeLogged).Job.Logged)
+	step <- struct{}{}
+	progressed := awaitChange(t, sub, id, sluice.ChangeProgressed)
+	require.Equal(t, 1, progressed.Job.Logged, "the progress alone changed")
+	step <- struct{}{}
+	logged := awaitChange(t, sub, id, sluice.ChangeLogged)
+	if logged.Job.Logged == 2 { // stored between the two records
+		logged = awaitChange(t, sub, id, sluice.ChangeLogged)
+	}
+	require.Equal(t, 3, logged.Job.Logged)
+	require.Equal(t, 50.0, logged.Job.Progress.Percent)
+	close(release)
+	done := awaitChange(t, sub, id, sluice.ChangeCompleted)
+	require.Equal(t, 3, done.Job.Logged, "kept with the outcome")
+	job, err := watcher.Get(t.Context(), id)
+	require.NoError(t, err)
+	require.Len(t, job.Logs, 3)
+}
+
 func TestWatchReportsRequeuesAndDeletesByOtherClients(t *testing.T) {
 	t.Parallel()
 	onBothDrivers(t, testWatchReportsRequeuesAndDeletesByOtherClients[*sql.Tx], testWatchReportsRequeuesAndDeletesByOtherClients[pgx.Tx])

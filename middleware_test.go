@@ -218,6 +218,15 @@ func testTagsAndMetadata[TTx any](t *testing.T, k *kit[TTx]) {
 	require.Equal(t, 1, page.Total)
 	_, err = c.List(ctx, &sluice.ListFilter{JobFilter: sluice.JobFilter{Tags: []string{""}}})
 	require.ErrorIs(t, err, sluice.ErrInvalidFilter)
+
+	// Tags or metadata alone are a filter a bulk action takes.
+	cancelled, err := c.CancelMany(ctx, &sluice.JobFilter{Metadata: map[string]string{"tenant": "acme"}})
+	require.NoError(t, err)
+	require.Len(t, cancelled, 1)
+	require.Equal(t, a.Job.ID, cancelled[0].ID)
+	cancelled, err = c.CancelMany(ctx, &sluice.JobFilter{Tags: []string{"y"}})
+	require.NoError(t, err)
+	require.Len(t, cancelled, 1, "the other job tagged y")
 }
 
 func manyTags(n int) []string {

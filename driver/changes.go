@@ -25,13 +25,19 @@ type JobState struct {
 	LockedBy string `json:"locked_by,omitempty"`
 	// Progress is the job's latest stored progress, if any.
 	Progress *JobProgress `json:"progress,omitempty"`
+	// Logged is how many records the job's workers have logged over its
+	// life, kept or dropped: len(JobRow.Logs) + JobRow.LogsDropped. It only
+	// grows, and drivers store it beside the logs (see JobLogs.Logged), so
+	// a feed that sees it grow knows the job's logs changed without
+	// reading them.
+	Logged int `json:"logged,omitempty"`
 }
 
 // State returns the job's JobState.
 func (j *JobRow) State() *JobState {
 	return &JobState{ID: j.ID, Topic: j.Topic, Queue: j.Queue, Status: j.Status, Attempt: j.Attempt,
 		MaxRetries: j.MaxRetries, RunAt: j.RunAt, CreatedAt: j.CreatedAt, AttemptedAt: j.AttemptedAt,
-		FinalizedAt: j.FinalizedAt, LockedBy: j.LockedBy, Progress: j.Progress}
+		FinalizedAt: j.FinalizedAt, LockedBy: j.LockedBy, Progress: j.Progress, Logged: len(j.Logs) + j.LogsDropped}
 }
 
 // JobChangesParams are the params of [Executor.JobChanges]. Each part of

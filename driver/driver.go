@@ -478,7 +478,8 @@ type JobFinalize struct {
 	// working before the job finished.
 	Snooze bool
 	// Logs, when not nil, become the job's logs (the whole of them, as
-	// the client holding the claim keeps them).
+	// the client holding the claim keeps them), and their count of
+	// records logged its JobState.Logged.
 	Logs *JobLogs
 	// Insert are jobs inserted in the same transaction as this outcome if,
 	// and only if, the item matches: a notification of the outcome that

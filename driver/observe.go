@@ -33,6 +33,10 @@ type JobLogs struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
+// Logged returns how many records were logged: those kept and those
+// dropped. Drivers store it with the logs, for JobState.Logged.
+func (l *JobLogs) Logged() int { return len(l.Records) + l.Dropped }
+
 // MaxTags is the most tags a job may carry, and MaxTagBytes the longest
 // tag; MaxMetadataBytes is the largest metadata, as encoded JSON. The
 // client refuses more; drivers may rely on it.

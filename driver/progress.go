@@ -35,6 +35,7 @@ type JobProgressUpdate struct {
 	// KeepProgress, when true, leaves the job's Progress as it is: the
 	// update sets its Logs only.
 	KeepProgress bool
-	// Logs, when not nil, become the job's logs (the whole of them).
+	// Logs, when not nil, become the job's logs (the whole of them), and
+	// their count of records logged its JobState.Logged.
 	Logs *JobLogs
 }

@@ -6,16 +6,19 @@ import (
 	"slices"
 )
 
-// ActionKind is what a request asks to do: read, enqueue, or manage jobs.
+// ActionKind is what a request asks to do: read, enqueue, or manage jobs
+// and schedules.
 type ActionKind string
 
 // The kinds of actions Authorize is asked about.
 const (
-	// ActionRead reads jobs, stats, queues, clients or the event stream.
+	// ActionRead reads jobs, stats, queues, clients, schedules or the
+	// event stream.
 	ActionRead ActionKind = "read"
 	// ActionEnqueue enqueues a job.
 	ActionEnqueue ActionKind = "enqueue"
-	// ActionManage changes jobs: cancel, requeue, retry now, delete.
+	// ActionManage changes jobs (cancel, requeue, retry now, delete) or
+	// schedules (create, update, delete).
 	ActionManage ActionKind = "manage"
 )
 
@@ -25,20 +28,27 @@ type Action struct {
 	Kind ActionKind
 	// Name is the endpoint's operation: "enqueue", "get", "list",
 	// "stats", "explain", "queues", "clients", "events", "cancel",
-	// "requeue", "retry" or "delete".
+	// "requeue", "retry" or "delete" for jobs; "list_schedules",
+	// "get_schedule", "create_schedule", "update_schedule" or
+	// "delete_schedule" for schedules.
 	Name string
 	// Topics are the topics concerned: the enqueued job's, the job's
 	// acted on or read (none for a job that does not exist: the answer is
 	// then 404 if Authorize allows), or those a list, stats, event stream
-	// or bulk action filters by. Empty when AllTopics.
+	// or bulk action filters by. For a schedule, the topic of the jobs it
+	// enqueues: an update that changes it names the old and the new (none
+	// for a schedule that does not exist). Empty when AllTopics.
 	Topics []string
 	// AllTopics is true when the request concerns jobs of every topic: a
-	// list, stats, event stream or bulk action without a topic filter, and
-	// the queues and clients, which span topics.
+	// list, stats, event stream or bulk action without a topic filter, the
+	// queues and clients, which span topics, and the list of schedules.
 	AllTopics bool
 	// JobID is the job of a one-job request (get, explain, cancel,
 	// requeue, retry, delete); empty otherwise.
 	JobID string
+	// Schedule is the schedule's name of a one-schedule request (get,
+	// create, update, delete); empty otherwise.
+	Schedule string
 }
 
 // ErrUnauthorized, returned by Options.Authorize (wrapped or not), answers
@@ -65,7 +75,7 @@ func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthor
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, a Action) bool {
 	if h.opts.ReadOnly && a.Kind != ActionRead {
 		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeReadOnly,
-			Detail: "this handler is read-only: it neither enqueues nor changes jobs"})
+			Detail: "this handler is read-only: it neither enqueues nor changes jobs or schedules"})
 		return false
 	}
 	if err := h.opts.Authorize(r, a); err != nil {
@@ -80,9 +90,18 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, a Action) bo
 		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeForbidden, Detail: err.Error()})
 		return false
 	}
-	if a.Kind == ActionEnqueue && h.allowed != nil && !slices.ContainsFunc(a.Topics, func(t string) bool { return h.allowed[t] }) {
+	if a.Kind == ActionEnqueue && !h.mayEnqueue(w, a.Topics...) {
+		return false
+	}
+	return true
+}
+
+// mayEnqueue checks topics against Options.AllowedTopics: one of them
+// must be allowed. It writes the problem and returns false if none is.
+func (h *Handler) mayEnqueue(w http.ResponseWriter, topics ...string) bool {
+	if h.allowed != nil && !slices.ContainsFunc(topics, func(t string) bool { return h.allowed[t] }) {
 		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeForbidden,
-			Detail: "topic " + quoteList(a.Topics) + " may not be enqueued here (Options.AllowedTopics)"})
+			Detail: "topic " + quoteList(topics) + " may not be enqueued here (Options.AllowedTopics)"})
 		return false
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,7 +130,9 @@ func newQuery(r *http.Request, known ...string) (*query, error) {
 		return nil, &problem{Status: http.StatusBadRequest, Code: CodeInvalidFilter, Detail: "malformed query: " + err.Error()}
 	}
 	for name := range values {
-		if !contains(known, name) {
+		if !contains(known, name) && !slices.ContainsFunc(known, func(k string) bool {
+			return strings.HasSuffix(k, ".") && strings.HasPrefix(name, k)
+		}) {
 			return nil, badRequest(CodeInvalidFilter, name, "unknown parameter; known: "+strings.Join(known, ", "))
 		}
 	}
@@ -169,6 +172,44 @@ func (q *query) one(name string) (string, error) {
 		return "", nil
 	}
 	return vs[0], nil
+}
+
+// bool returns a boolean parameter (true, false, 1 or 0), false when
+// absent.
+func (q *query) bool(name string) (bool, error) {
+	v, err := q.one(name)
+	if err != nil || v == "" {
+		return false, err
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest(CodeInvalidFilter, name, fmt.Sprintf("%q is not true or false", v))
+	}
+	return b, nil
+}
+
+// prefixed returns the parameters named prefix<key>, by key, nil when
+// there are none, or a problem for an empty key or one given twice.
+func (q *query) prefixed(prefix string) (map[string]string, error) {
+	var out map[string]string
+	for name := range q.values {
+		key, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		if key == "" {
+			return nil, badRequest(CodeInvalidFilter, name, "names no key: give "+prefix+"<key>=<value>")
+		}
+		v, err := q.one(name)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = make(map[string]string)
+		}
+		out[key] = v
+	}
+	return out, nil
 }
 
 // int returns an integer parameter, def when absent.

@@ -12,17 +12,21 @@
 //
 // The API, relative to the mount point:
 //
-//	POST   api/jobs                   enqueue a job by topic and JSON payload (also api/jobs/enqueue)
-//	GET    api/jobs                   list jobs: filters, cursor or offset pages, order, total
+//	POST   api/jobs                   enqueue a job by topic and JSON payload, with tags and metadata
+//	                                  (also api/jobs/enqueue)
+//	GET    api/jobs                   list jobs: filters (tags, metadata too), cursor or offset pages, order, total
 //	GET    api/jobs/stats             counts by status, topic and queue; outcomes per minute
-//	GET    api/jobs/{id}              a job, with its payload, result, progress and attempts
+//	GET    api/jobs/{id}              a job, with its payload, result, progress, attempts and logs
 //	GET    api/jobs/{id}/explain      what holds a job, in words
 //	POST   api/jobs/{id}/cancel       cancel a job (also requeue, retry)
 //	DELETE api/jobs/{id}              delete a job
 //	POST   api/jobs/cancel            cancel every job a filter selects (also requeue, retry, delete)
 //	GET    api/queues                 each queue's jobs and the clients online working it
 //	GET    api/clients                the clients recorded in the database
-//	GET    api/events                 Server-Sent Events of job changes made by any process
+//	GET    api/schedules              the stored schedules; POST creates one
+//	GET    api/schedules/{name}       a schedule, with its next and last runs; PUT replaces, DELETE deletes it
+//	GET    api/events                 Server-Sent Events of job changes made by any process, and of the
+//	                                  records this process's workers log
 //	GET    api/openapi.json           the OpenAPI 3.1 document of all of the above
 //
 // Errors are application/problem+json (RFC 9457) with a stable "code"

@@ -10,12 +10,20 @@ import (
 )
 
 // The names of the events of GET api/events. Every event's data is a JSON
-// object: the change's id, kind, job (for EventJob) and at.
+// object: for EventJob, EventResync and EventReset the change's id, kind,
+// job (for EventJob) and at; for EventLog the record.
 const (
 	// EventJob is a job's change: its kind says what happened
-	// (enqueued, started, progressed, retried, requeued, completed,
-	// failed, cancelled, deleted) and its job is the job's state.
+	// (enqueued, started, progressed, logged, retried, requeued,
+	// completed, failed, cancelled, deleted) and its job is the job's
+	// state.
 	EventJob = "job"
+	// EventLog is a record a worker of the serving client logged (see
+	// sluice.Logger), sent as it is logged: its data is job_id, attempt
+	// and record (level, time, message, attrs). It has no event id.
+	// Records of jobs other processes run are not sent: a job change of
+	// kind logged (or a job.logged that grew) says that they were stored.
+	EventLog = "log"
 	// EventResync says that some changes were not sent: refetch what you
 	// show.
 	EventResync = "resync"
@@ -68,12 +76,16 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
-	h.stream(w, r, sub)
+	logs := h.c.Subscribe(sluice.EventLogged)
+	defer logs.Close()
+	h.stream(w, r, sub, logs, newLogFilter(opts))
 }
 
-// stream writes sub's changes to w until the request ends, the
-// subscription closes or the handler is closed.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.ChangeSubscription) {
+// stream writes sub's changes, and the records of logs that filter
+// selects, to w until the request ends, the subscription closes or the
+// handler is closed.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.ChangeSubscription, logs *sluice.Subscription,
+	filter *logFilter) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's WriteTimeout
 	hdr := w.Header()
@@ -97,6 +109,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.Cha
 				return
 			}
 			err = writeEvent(w, ch)
+		case ev := <-logs.C:
+			if ev.Log == nil || !filter.wants(ev.Job) {
+				continue
+			}
+			err = writeLog(w, &ev)
 		case <-heartbeat.C:
 			_, err = fmt.Fprint(w, ": heartbeat\n\n")
 		case <-r.Context().Done():

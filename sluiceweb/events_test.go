@@ -32,6 +32,7 @@ type changeJSON struct {
 		Progress *struct {
 			Percent float64 `json:"percent"`
 		} `json:"progress"`
+		Logged int `json:"logged"`
 	} `json:"job"`
 }
 
@@ -124,7 +125,7 @@ func (s *eventStream) next() sseEvent {
 	select {
 	case ev, ok := <-s.events:
 		require.True(s.t, ok, "the stream ended")
-		s.doc.checkEvent(s.t, ev.data)
+		s.doc.checkEvent(s.t, ev.name, ev.data)
 		return ev
 	case <-time.After(15 * time.Second):
 		require.FailNow(s.t, "no event within 15 s")

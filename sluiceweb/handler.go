@@ -52,13 +52,14 @@ type Options struct {
 	Authorize func(r *http.Request, a Action) error
 
 	// AllowedTopics, when not empty, are the only topics that may be
-	// enqueued; others are refused with 403 and the code "forbidden".
-	// Empty allows every topic (the client may still refuse a topic it
-	// has no worker for).
+	// enqueued, or be the topic of a schedule created or replaced; others
+	// are refused with 403 and the code "forbidden". Empty allows every
+	// topic (the client may still refuse a topic it has no worker for).
 	AllowedTopics []string
 
-	// ReadOnly refuses every request that enqueues or changes jobs with
-	// 403 and the code "read_only", whatever Authorize says.
+	// ReadOnly refuses every request that enqueues, or changes jobs or
+	// schedules, with 403 and the code "read_only", whatever Authorize
+	// says.
 	ReadOnly bool
 
 	// TrustedOrigins are origins ("https://admin.example.com") whose
@@ -207,6 +208,11 @@ func (h *Handler) routes() *http.ServeMux {
 	handle("POST /api/jobs/delete", h.actMany(deleteAction))
 	handle("GET /api/queues", h.queues)
 	handle("GET /api/clients", h.clients)
+	handle("GET /api/schedules", h.listSchedules)
+	handle("POST /api/schedules", h.createSchedule)
+	handle("GET /api/schedules/{name}", h.getSchedule)
+	handle("PUT /api/schedules/{name}", h.updateSchedule)
+	handle("DELETE /api/schedules/{name}", h.deleteSchedule)
 	handle("GET /api/events", h.events)
 	handle("GET /api/openapi.json", serveOpenAPI)
 	mux.HandleFunc("/api/", h.noRoute)
@@ -218,7 +224,7 @@ func (h *Handler) routes() *http.ServeMux {
 // method has a route there, 404 otherwise.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := h.mux.Handler(probe); pattern != "/api/" && pattern != "" {
@@ -255,5 +261,11 @@ type client interface {
 	RetryNowMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
 	Clients(ctx context.Context) ([]*sluice.ClientInfo, error)
 	Watch(ctx context.Context, opts *sluice.WatchOptions) (*sluice.ChangeSubscription, error)
+	Subscribe(kinds ...sluice.EventKind) *sluice.Subscription
+	CreateSchedule(ctx context.Context, s *sluice.Schedule) (*sluice.Schedule, error)
+	UpdateSchedule(ctx context.Context, s *sluice.Schedule) (*sluice.Schedule, error)
+	DeleteSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
+	GetSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
+	ListSchedules(ctx context.Context) ([]*sluice.Schedule, error)
 	MaxPayloadBytes() int
 }

@@ -158,13 +158,19 @@ type env struct {
 // handlerConfig.
 func newEnv(t *testing.T, db *database, opts *sluiceweb.Options) *env {
 	t.Helper()
+	return newEnvWith(t, db, handlerConfig(), opts)
+}
+
+// newEnvWith is newEnv over a client with cfg.
+func newEnvWith(t *testing.T, db *database, cfg *sluice.Config, opts *sluiceweb.Options) *env {
+	t.Helper()
 	if opts == nil {
 		opts = &sluiceweb.Options{Authorize: sluiceweb.AllowAll}
 	}
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
-	h, c, err := db.serve(t, handlerConfig(), opts)
+	h, c, err := db.serve(t, cfg, opts)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/sluice/", http.StripPrefix("/sluice", h))
@@ -261,6 +267,19 @@ type jobJSON struct {
 	Progress *struct {
 		Percent float64 `json:"percent"`
 	} `json:"progress"`
+	Tags        []string        `json:"tags"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Logs        []logJSON       `json:"logs"`
+	LogsDropped *int            `json:"logs_dropped"`
+}
+
+// logJSON is a job's log record as the API answers it.
+type logJSON struct {
+	Attempt int             `json:"attempt"`
+	Level   string          `json:"level"`
+	Time    time.Time       `json:"time"`
+	Message string          `json:"message"`
+	Attrs   json.RawMessage `json:"attrs"`
 }
 
 // enqueue enqueues a mail job through the handler's client and returns

@@ -25,6 +25,9 @@ type enqueueRequest struct {
 	// default, 0 none.
 	MaxRetries *int   `json:"max_retries"`
 	UniqueKey  string `json:"unique_key"`
+	// Tags label the job; Metadata is a JSON object about it.
+	Tags     []string        `json:"tags"`
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // enqueueResponse answers POST api/jobs.
@@ -35,7 +38,12 @@ type enqueueResponse struct {
 
 // options returns the request's enqueue options, or a problem.
 func (req *enqueueRequest) options() (*sluice.EnqueueOptions, error) {
-	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey}
+	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey, Tags: req.Tags}
+	meta, err := metadataObject(req.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	opts.Metadata = meta
 	switch {
 	case req.RunAt != "" && req.Delay != "":
 		return nil, badRequest(CodeInvalidRequest, "delay", "give run_at or delay, not both")
@@ -52,17 +60,25 @@ func (req *enqueueRequest) options() (*sluice.EnqueueOptions, error) {
 		}
 		opts.RunAt = time.Now().Add(d)
 	}
-	if req.MaxRetries != nil {
-		switch n := *req.MaxRetries; {
-		case n < 0:
-			return nil, badRequest(CodeInvalidRequest, "max_retries", "must not be negative (0 means no retries)")
-		case n == 0:
-			opts.MaxRetries = sluice.NoRetries
-		default:
-			opts.MaxRetries = n
-		}
+	if opts.MaxRetries, err = maxRetries(CodeInvalidRequest, req.MaxRetries); err != nil {
+		return nil, err
 	}
 	return opts, nil
+}
+
+// maxRetries returns the sluice form of a request's max_retries: absent is
+// the default (0), 0 none (sluice.NoRetries); code is the problem's for a
+// negative one.
+func maxRetries(code string, n *int) (int, error) {
+	switch {
+	case n == nil:
+		return 0, nil
+	case *n < 0:
+		return 0, badRequest(code, "max_retries", "must not be negative (0 means no retries)")
+	case *n == 0:
+		return sluice.NoRetries, nil
+	}
+	return *n, nil
 }
 
 // enqueue serves POST api/jobs: a job by topic and JSON payload.
@@ -101,7 +117,7 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 	if res.Duplicate {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, enqueueResponse{Job: res.Job, Duplicate: res.Duplicate})
+	writeJSON(w, status, enqueueResponse{Job: withoutLogs(res.Job)[0], Duplicate: res.Duplicate})
 }
 
 // jobResponse answers a request about one job.
@@ -109,10 +125,13 @@ type jobResponse struct {
 	Job *sluice.JobRow `json:"job"`
 }
 
-// jobDetail is a job with its attempts, as GET api/jobs/{id} answers.
+// jobDetail is a job with its attempts and logs, as GET api/jobs/{id}
+// answers.
 type jobDetail struct {
 	*sluice.JobRow
-	History []attemptJSON `json:"history"`
+	History     []attemptJSON `json:"history"`
+	Logs        []jobLogJSON  `json:"logs"`
+	LogsDropped int           `json:"logs_dropped"`
 }
 
 // attemptJSON is one of a job's attempts (sluice.AttemptRecord).
@@ -149,14 +168,14 @@ func (h *Handler) readJob(w http.ResponseWriter, r *http.Request, kind ActionKin
 	return job
 }
 
-// get serves GET api/jobs/{id}: the job, its payload, result, progress and
-// attempts.
+// get serves GET api/jobs/{id}: the job, its payload, result, progress,
+// attempts and logs.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	job := h.readJob(w, r, ActionRead, "get")
 	if job == nil {
 		return
 	}
-	d := jobDetail{JobRow: job, History: []attemptJSON{}}
+	d := jobDetail{JobRow: job, History: []attemptJSON{}, Logs: jobLogs(job), LogsDropped: job.LogsDropped}
 	for _, a := range job.History() {
 		d.History = append(d.History, attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, ClientID: a.ClientID,
 			EndedAt: a.EndedAt, Error: a.Error, Trace: a.Trace})
@@ -182,7 +201,7 @@ func (h *Handler) explain(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, explainResponse{Job: ex.Job, Reason: ex.Reason, Text: ex.Text})
+	writeJSON(w, http.StatusOK, explainResponse{Job: withoutLogs(ex.Job)[0], Reason: ex.Reason, Text: ex.Text})
 }
 
 // action is one of the operator's actions on jobs.
@@ -215,7 +234,7 @@ func (h *Handler) actOne(a action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, jobResponse{Job: row})
+		writeJSON(w, http.StatusOK, jobResponse{Job: withoutLogs(row)[0]})
 	}
 }
 
@@ -249,7 +268,7 @@ func (h *Handler) actMany(a action) http.HandlerFunc {
 		if rows == nil {
 			rows = []*sluice.JobRow{}
 		}
-		writeJSON(w, http.StatusOK, jobsResponse{Items: rows, Count: len(rows)})
+		writeJSON(w, http.StatusOK, jobsResponse{Items: withoutLogs(rows...), Count: len(rows)})
 	}
 }
 
@@ -264,6 +283,11 @@ type filterRequest struct {
 	CreatedBefore string   `json:"created_before"`
 	RunAtFrom     string   `json:"run_at_from"`
 	RunAtBefore   string   `json:"run_at_before"`
+	// Tags selects jobs carrying all of them, or one with AnyTag;
+	// Metadata jobs whose metadata has each key with the string value.
+	Tags     []string          `json:"tags"`
+	AnyTag   bool              `json:"any_tag"`
+	Metadata map[string]string `json:"metadata"`
 }
 
 // jobFilter returns the filter, or a problem with code for a malformed
@@ -273,7 +297,11 @@ func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey}
+	if req.AnyTag && len(req.Tags) == 0 {
+		return nil, badRequest(code, "any_tag", "needs tags to choose from")
+	}
+	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey,
+		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata}
 	for _, tf := range []struct {
 		name string
 		v    string
@@ -302,8 +330,9 @@ type listResponse struct {
 }
 
 // listParams are the query parameters of GET api/jobs.
+// A name ending in a dot is a prefix: metadata.<key>.
 var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
-	"run_at_from", "run_at_before", "limit", "offset", "cursor", "order"}
+	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, "limit", "offset", "cursor", "order"}
 
 // list serves GET api/jobs: one page of the jobs a filter selects.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +349,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listResponse{Items: res.Jobs, Total: res.Total, NextCursor: res.NextCursor})
+	writeJSON(w, http.StatusOK, listResponse{Items: withoutLogs(res.Jobs...), Total: res.Total, NextCursor: res.NextCursor})
 }
 
 // listFilter reads the list filter of r's query.
@@ -329,7 +358,13 @@ func listFilter(r *http.Request) (*sluice.ListFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues")}
+	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues"), Tags: q.list("tags")}
+	if req.AnyTag, err = q.bool("any_tag"); err != nil {
+		return nil, err
+	}
+	if req.Metadata, err = q.prefixed(metadataPrefix); err != nil {
+		return nil, err
+	}
 	for _, p := range []struct {
 		name string
 		v    *string

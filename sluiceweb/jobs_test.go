@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,7 +107,8 @@ func TestEnqueueRefusesBadInputAndWritesNothing(t *testing.T) {
 
 // workedJobs works three jobs on a started client of db: one that panics
 // (no retries), one that fails and will be retried, and one that reports
-// progress and completes with a result. It returns their IDs.
+// progress, logs three records (of which it keeps two) and completes with
+// a result. It returns their IDs.
 func workedJobs(t *testing.T, e *env) (panicked, retried, completed string) {
 	t.Helper()
 	worker := e.db.client(t, &sluice.Config{
@@ -117,12 +119,18 @@ func workedJobs(t *testing.T, e *env) (panicked, retried, completed string) {
 			case "fail":
 				return errors.New("smtp is down")
 			}
+			log := sluice.Logger(ctx)
+			log.Debug("not kept: below the level")
+			log.Info("connecting")
+			log.Warn("slow server", "after", 2*time.Second, slog.Group("smtp", "host", "mx.example.com"))
+			log.Info("sent", "to", job.Args.To)
 			if err := sluice.ReportProgress(ctx, 100, "sent"); err != nil {
 				return err
 			}
 			return sluice.SetResult(ctx, map[string]string{"message_id": "m1"})
 		}),
 		RetryPolicy: laterRetry{},
+		JobLogs:     sluice.JobLogConfig{MaxRecords: 2},
 	})
 	require.NoError(t, worker.Start(t.Context()))
 	t.Cleanup(func() { require.NoError(t, worker.Stop(context.Background())) })
@@ -157,7 +165,7 @@ func TestGetJob(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, db *database) {
 		e := newEnv(t, db, nil)
-		panicked, retried, _ := workedJobs(t, e)
+		panicked, retried, completed := workedJobs(t, e)
 		var job jobJSON
 		e.do("GET", "api/jobs/"+panicked, "").json(t, http.StatusOK, &job)
 		require.Equal(t, "failed", job.Status)
@@ -176,6 +184,27 @@ func TestGetJob(t *testing.T) {
 		e.do("GET", "api/jobs/"+retried+"/explain", "").json(t, http.StatusOK, &ex)
 		require.Equal(t, "backoff", ex.Reason)
 		require.Contains(t, ex.Text, "smtp is down")
+
+		// Its logs: the newest two records, and the count of those
+		// dropped. Lists leave them out.
+		e.do("GET", "api/jobs/"+completed, "").json(t, http.StatusOK, &job)
+		require.Len(t, job.Logs, 2)
+		require.Equal(t, 1, *job.LogsDropped)
+		warn, sent := job.Logs[0], job.Logs[1]
+		require.Equal(t, logJSON{Attempt: 1, Level: "WARN", Time: warn.Time, Message: "slow server",
+			Attrs: warn.Attrs}, warn)
+		require.JSONEq(t, `{"after": "2s", "smtp": {"host": "mx.example.com"}}`, string(warn.Attrs))
+		require.Equal(t, "INFO", sent.Level)
+		require.JSONEq(t, `{"to": "ok"}`, string(sent.Attrs))
+		require.False(t, sent.Time.Before(warn.Time))
+		e.do("GET", "api/jobs/"+panicked, "").json(t, http.StatusOK, &job)
+		require.NotNil(t, job.Logs, "logs is an empty list when there are none")
+		require.Empty(t, job.Logs)
+		require.Zero(t, *job.LogsDropped)
+		list := e.do("GET", "api/jobs?statuses=completed", "")
+		require.Equal(t, http.StatusOK, list.status)
+		require.Contains(t, string(list.body), completed)
+		require.NotContains(t, string(list.body), `"logs`)
 
 		missing := "0190f5d2-0000-7000-8000-000000000001"
 		for _, path := range []string{"api/jobs/", "api/jobs/%s/explain"} {

@@ -2,6 +2,7 @@ package sluiceweb
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,6 +54,10 @@ func listParameters() []obj {
 		param("query", "created_before", dateTime(""), "Only jobs enqueued before this time."),
 		param("query", "run_at_from", dateTime(""), "Only jobs due at or after this time."),
 		param("query", "run_at_before", dateTime(""), "Only jobs due before this time."),
+		param("query", "tags", str(""), "Only jobs carrying every one of these tags, comma-separated (or repeated); a tag holding a comma can be selected only in a bulk action's body."),
+		param("query", "any_tag", boolean(""), "true: jobs carrying at least one of tags instead; it needs tags."),
+		param("query", "metadata.{key}", str(""), "Only jobs whose metadata has the key {key} with this string value, "+
+			"e.g. metadata.tenant=acme; one parameter per key. A number or nested value never matches."),
 		param("query", "limit", integer(""), "The most jobs to return: default 100, at most 10,000."),
 		param("query", "offset", integer(""), "Skip this many selected jobs; not with cursor."),
 		param("query", "cursor", str(""), "The next_cursor of the previous page, of the same order."),
@@ -127,7 +132,7 @@ func openAPIDocument() obj {
 			"400": problemResponse("invalid_filter."),
 		})},
 		"/api/jobs/{id}": obj{
-			"get":    operation("getJob", "Get a job with its payload, result, progress and attempts", []obj{idParam}, "", oneJob(response("The job.", "JobDetail"))),
+			"get":    operation("getJob", "Get a job with its payload, result, progress, attempts and logs", []obj{idParam}, "", oneJob(response("The job.", "JobDetail"))),
 			"delete": operation("deleteJob", "Delete a job that is not processing", []obj{idParam}, "", oneJob(response("The job as it was.", "JobResponse"))),
 		},
 		"/api/jobs/{id}/explain": obj{"get": operation("explainJob", "Say what holds a job", []obj{idParam}, "", oneJob(response("The explanation.", "Explanation")))},
@@ -140,8 +145,8 @@ func openAPIDocument() obj {
 			param("header", "Last-Event-ID", str(""), "Resume after this event's id: the events since are sent first, or a reset event if they are gone."),
 		}, "", obj{
 			"200": obj{"description": "An event stream: events named job, resync and reset, each with an id and a JSON data " +
-				"object of the schema Change; a comment every 15 s when idle.",
-				"content": content("text/event-stream", str("")), "x-event-data": ref("Change")},
+				"object of the schema Change; events named log, without an id, with a LogEvent; a comment every 15 s when idle.",
+				"content": content("text/event-stream", str("")), "x-event-data": ref("Change"), "x-log-event-data": ref("LogEvent")},
 			"400": problemResponse("invalid_filter: an unknown parameter, or an ID that is not a UUID."),
 		})},
 		"/api/openapi.json": obj{"get": operation("getOpenAPI", "This document", nil, "", obj{
@@ -164,6 +169,7 @@ func openAPIDocument() obj {
 			"400": problemResponse("invalid_filter: a malformed member, or an empty filter (" + title + " refuses to act on every job)."),
 		})}
 	}
+	maps.Copy(paths, schedulePaths())
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{

@@ -1,5 +1,7 @@
 package sluiceweb
 
+import "maps"
+
 // The schemas of the OpenAPI document, in the subset of JSON Schema it
 // uses: type, properties, required, additionalProperties, items, enum,
 // format and $ref.
@@ -92,6 +94,8 @@ func jobProperties() obj {
 		"errors":       array(ref("AttemptError"), "The errors of earlier attempts, oldest first (at most 20)."),
 		"result":       anyJSON("The JSON the worker stored when it completed the job."),
 		"progress":     ref("Progress"),
+		"tags":         array(str(""), "The job's tags, in order; absent when none."),
+		"metadata":     typed("object", "The JSON object the job was enqueued with; absent when none."),
 	}
 }
 
@@ -108,6 +112,9 @@ func filterProperties() obj {
 		"created_before": dateTime("Jobs enqueued before this time."),
 		"run_at_from":    dateTime("Jobs due at or after this time."),
 		"run_at_before":  dateTime("Jobs due before this time."),
+		"tags":           array(str(""), "Jobs carrying every one of these tags (one of them, with any_tag)."),
+		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
+		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
 	}
 }
 
@@ -115,11 +122,13 @@ func filterProperties() obj {
 func schemas() obj {
 	detail := jobProperties()
 	detail["history"] = array(ref("Attempt"), "The job's attempts, oldest first: failed ones, and the latest if running or completed.")
+	detail["logs"] = array(ref("JobLog"), "The records its workers logged, oldest first, across attempts: the newest, within the client's bounds.")
+	detail["logs_dropped"] = integer("How many older records were dropped to stay within the bounds.")
 	byStatus := mapOf(integer(""), "Jobs by status; statuses without jobs are absent.")
-	return obj{
+	all := obj{
 		"Status":    enum("Where a job is in its life.", statusNames...),
 		"Job":       object("A job.", jobProperties(), jobRequired...),
-		"JobDetail": object("A job with its attempts.", detail, append([]string{"history"}, jobRequired...)...),
+		"JobDetail": object("A job with its attempts and logs.", detail, append([]string{"history", "logs", "logs_dropped"}, jobRequired...)...),
 		"AttemptError": object("The error of one attempt.", obj{
 			"attempt":    integer("The attempt, from 1."),
 			"at":         dateTime("When it failed."),
@@ -151,6 +160,8 @@ func schemas() obj {
 			"priority":    integer("Smaller runs first within the queue; -32768 to 32767; default 0."),
 			"max_retries": integer("Retries after the first attempt; absent means the default (3), 0 none."),
 			"unique_key":  str("While a pending or processing job has this key, enqueueing returns it (duplicate) instead."),
+			"tags":        array(str(""), "Labels for finding the job: at most 32, each 1 to 128 bytes of UTF-8 without NUL; repeats dropped."),
+			"metadata":    typed("object", "Data about the job, a JSON object of at most 64 KiB encoded; filter by its string values."),
 		}, "topic"),
 		"EnqueueResponse": object("The job enqueued, or the live job with the same unique key.", obj{
 			"job":       ref("Job"),
@@ -217,10 +228,11 @@ func schemas() obj {
 			"id": uuidString(""), "topic": str(""), "queue": str(""), "status": ref("Status"),
 			"attempt": integer(""), "max_retries": integer(""), "run_at": dateTime(""), "created_at": dateTime(""),
 			"attempted_at": dateTime(""), "finalized_at": dateTime(""), "locked_by": str(""), "progress": ref("Progress"),
+			"logged": integer("How many records its workers have logged, kept or dropped; absent for none. When it grows, fetch the job for its logs."),
 		}, "id", "topic", "queue", "status", "attempt", "max_retries", "run_at", "created_at"),
 		"Change": object("The data of an event of api/events.", obj{
 			"id": str("The change's place in the feed, also the event's id."),
-			"kind": enum("What happened; resync and reset have no job.", "enqueued", "started", "progressed", "retried",
+			"kind": enum("What happened; resync and reset have no job.", "enqueued", "started", "progressed", "logged", "retried",
 				"requeued", "completed", "failed", "cancelled", "deleted", "resync", "reset"),
 			"job": ref("JobState"),
 			"at":  dateTime("When the feed saw it."),
@@ -231,10 +243,13 @@ func schemas() obj {
 			"status": integer("The HTTP status."),
 			"detail": str("What went wrong, for people."),
 			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload,
-				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeUnauthorized, CodeForbidden,
+				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeInvalidSchedule,
+				CodeDuplicateSchedule, CodeUnauthorized, CodeForbidden,
 				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInternal),
 			"field":      str("The request member or parameter at fault."),
 			"job_status": ref("Status"),
 		}, "type", "title", "status", "code"),
 	}
+	maps.Copy(all, scheduleSchemas())
+	return all
 }

@@ -222,12 +222,17 @@ func hasType(t string, v any) bool {
 	return false
 }
 
-// checkEvent requires an event's data to be a Change as documented.
-func (d *openAPIDoc) checkEvent(t *testing.T, data string) {
+// checkEvent requires an event's data to be as documented: a LogEvent
+// for an event named log, a Change for the others.
+func (d *openAPIDoc) checkEvent(t *testing.T, name, data string) {
 	t.Helper()
 	op := d.paths["/api/events"].(map[string]any)["get"].(map[string]any)
 	ok := op["responses"].(map[string]any)["200"].(map[string]any)
-	d.requireValid(t, ok["x-event-data"].(map[string]any), []byte(data), "event data")
+	schema := "x-event-data"
+	if name == "log" {
+		schema = "x-log-event-data"
+	}
+	d.requireValid(t, ok[schema].(map[string]any), []byte(data), name+" event data")
 }
 
 // uncoveredOperations returns the document's operations that answered no

@@ -16,7 +16,8 @@ import (
 // of an application/problem+json body (RFC 9457). They are stable: branch
 // on them, not on the detail, which is for people.
 const (
-	// CodeNotFound (404): no job has the ID, or no endpoint the path.
+	// CodeNotFound (404): no job has the ID, no schedule the name, or no
+	// endpoint the path.
 	CodeNotFound = "not_found"
 	// CodeInvalidRequest (400): the body is not JSON, has unknown or
 	// ill-typed fields, or a malformed time, duration or ID.
@@ -38,6 +39,13 @@ const (
 	// CodeStatusConflict (409): the job's status does not allow the
 	// action; the member "job_status" says what it is.
 	CodeStatusConflict = "status_conflict"
+	// CodeInvalidSchedule (400): a schedule that cannot be stored: an
+	// invalid cron expression, an unknown time zone, or a name, topic,
+	// payload, queue or option that is refused; the member "field" names
+	// it.
+	CodeInvalidSchedule = "invalid_schedule"
+	// CodeDuplicateSchedule (409): another schedule has the name.
+	CodeDuplicateSchedule = "duplicate_schedule"
 	// CodeUnauthorized (401): Options.Authorize returned ErrUnauthorized.
 	CodeUnauthorized = "unauthorized"
 	// CodeForbidden (403): Options.Authorize refused, or the topic is not
@@ -109,6 +117,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // problemOf maps the client's typed errors to problems.
 func (h *Handler) problemOf(r *http.Request, err error) *problem {
 	var (
+		scheduleErr *sluice.ScheduleError
 		filterErr   *sluice.FilterError
 		optionsErr  *sluice.OptionsError
 		conflictErr *sluice.StatusConflictError
@@ -121,6 +130,17 @@ func (h *Handler) problemOf(r *http.Request, err error) *problem {
 		return p
 	case errors.Is(err, sluice.ErrNotFound):
 		return &problem{Status: http.StatusNotFound, Code: CodeNotFound, Detail: "no job has this ID"}
+	case errors.Is(err, sluice.ErrScheduleNotFound):
+		return &problem{Status: http.StatusNotFound, Code: CodeNotFound, Detail: "no schedule has this name"}
+	case errors.Is(err, sluice.ErrDuplicateSchedule):
+		return &problem{Status: http.StatusConflict, Code: CodeDuplicateSchedule, Field: "name",
+			Detail: "name: another schedule has it"}
+	case errors.As(err, &scheduleErr):
+		// Before the enqueue errors it may wrap: a schedule's problems
+		// have one code.
+		field := jsonName(scheduleErr.Field)
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidSchedule, Field: field,
+			Detail: field + ": " + scheduleErr.Reason}
 	case errors.As(err, &filterErr):
 		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidFilter, Field: jsonName(filterErr.Field),
 			Detail: jsonName(filterErr.Field) + ": " + filterErr.Reason}

@@ -31,7 +31,8 @@ const (
 
 // helperMain is the helper process: over the database its environment
 // names, it works one mail job to completion (reporting progress half
-// way), and enqueues another for later, cancels it, requeues it (so it is
+// way, and logging a record then, and another a moment later), and
+// enqueues another for later, cancels it, requeues it (so it is
 // worked too) and deletes it. It prints each job's ID as it enqueues it:
 // "worked <id>", "requeued <id>".
 func helperMain() int {
@@ -71,7 +72,10 @@ func helperWork[TTx any](ctx context.Context, d driver.Driver[TTx]) error {
 			if err := sluice.ReportProgress(ctx, 50, "half way"); err != nil {
 				return err
 			}
-			time.Sleep(500 * time.Millisecond)
+			sluice.Logger(ctx).Info("half way")
+			time.Sleep(250 * time.Millisecond)
+			sluice.Logger(ctx).Info("almost there")
+			time.Sleep(250 * time.Millisecond)
 			return nil
 		}),
 		ProgressInterval: 10 * time.Millisecond,
@@ -168,20 +172,28 @@ func TestEventsShowWhatAnotherProcessDoes(t *testing.T) {
 		ids := startHelper(t, db)
 		worked, requeued := ids["worked"], ids["requeued"]
 
-		var progressed, completed bool
+		var progressed, logged, completed bool
 		var seen []string // what happened to the requeued job
-		for !(progressed && completed && slices.Contains(seen, "deleted")) {
+		for !(progressed && logged && completed && slices.Contains(seen, "deleted")) {
 			ev := stream.next()
 			if ev.name != "job" {
 				continue
 			}
 			ch := ev.change(t)
 			switch {
+			case ch.Job.ID == worked && ch.Kind == "logged":
+				// A record stored without a change of progress: the
+				// second, or the first if stored apart from it.
+				require.Positive(t, ch.Job.Logged)
+				require.Equal(t, 50.0, ch.Job.Progress.Percent)
+				logged = logged || ch.Job.Logged == 2
 			case ch.Job.ID == worked && ch.Job.Status == "processing" && ch.Job.Progress != nil:
 				require.Equal(t, 50.0, ch.Job.Progress.Percent)
 				progressed = true
 			case ch.Job.ID == worked && ch.Kind == "completed":
 				require.True(t, progressed, "completed before progress was seen")
+				require.True(t, logged, "completed before the logs were seen")
+				require.Equal(t, 2, ch.Job.Logged)
 				completed = true
 			case ch.Job.ID == requeued:
 				seen = append(seen, ch.Kind)

@@ -12,10 +12,12 @@ import (
 func changesCases[TTx any]() []testCase[TTx] {
 	return []testCase[TTx]{
 		// Running holds exactly the processing jobs, as JobGet reads
-		// them, progress included; Limit caps it.
+		// them, progress and the count of records logged included; Limit
+		// caps it.
 		{name: "Running", twin: true, fn: testChangesRunning[TTx]},
 		// ByID holds the jobs of the IDs that exist, whatever their
-		// status; unknown IDs and IDs that are no UUIDs are left out.
+		// status, with the count of records their outcomes logged;
+		// unknown IDs and IDs that are no UUIDs are left out.
 		{name: "ByID", twin: true, fn: testChangesByID[TTx]},
 		// Created holds exactly the jobs whose IDs are in the range, a
 		// range of version 7 IDs being a span of creation times.
@@ -59,6 +61,7 @@ func (h *harness[TTx]) requireStates(ids []string, got []*driver.JobState, msg s
 		requireTime(h.t, want.AttemptedAt, s.AttemptedAt, m+".AttemptedAt")
 		requireTime(h.t, want.FinalizedAt, s.FinalizedAt, m+".FinalizedAt")
 		requireProgress(h.t, want.Progress, s.Progress, m+".Progress")
+		require.Equal(h.t, want.Logged, s.Logged, m+".Logged")
 	}
 }
 
@@ -89,6 +92,13 @@ func testChangesRunning[TTx any](h *harness[TTx], m mode) {
 			_, err := h.exec().JobProgress(h.ctx, &driver.JobProgressParams{Jobs: []*driver.JobProgressUpdate{
 				progressing(row, 40, "forty", h.at(time.Second))}})
 			require.NoError(h.t, err)
+		case 1:
+			// Logs alone: Logged counts the records kept and dropped.
+			u := progressing(row, 0, "", h.at(time.Second))
+			u.KeepProgress, u.Logs = true, h.logs(3, row.Attempt, 2, h.at(time.Second))
+			_, err := h.exec().JobProgress(h.ctx, &driver.JobProgressParams{Jobs: []*driver.JobProgressUpdate{u}})
+			require.NoError(h.t, err)
+			require.Equal(h.t, 5, h.get(row.ID).State().Logged, "3 records kept, 2 dropped")
 		case 3:
 			h.finalize(ending(row, driver.StatusCompleted, h.at(time.Second)))
 		case 4:
@@ -107,10 +117,20 @@ func testChangesByID[TTx any](h *harness[TTx], m mode) {
 	pending := h.insert(h.newJob())[0]
 	running := h.started(client1, nil)
 	done := h.started(client1, nil)
-	h.finalize(ending(done, driver.StatusFailed, h.at(time.Second)))
-	ids := []string{pending.ID, running.ID, done.ID, newID(), "not-a-uuid"}
+	// Jobs whose outcome wrote logs, alone and with an error: Logged
+	// counts the records kept and dropped.
+	end := ending(done, driver.StatusFailed, h.at(time.Second))
+	end.Logs = h.logs(2, done.Attempt, 1, h.at(time.Second))
+	h.finalize(end)
+	require.Equal(h.t, 3, h.get(done.ID).State().Logged)
+	retried := h.started(client1, nil)
+	again := retrying(retried, h.at(time.Minute), &driver.AttemptError{Attempt: 1, At: h.at(time.Second), Error: "e"})
+	again.Logs = h.logs(1, retried.Attempt, 0, h.at(time.Second))
+	h.finalize(again)
+	require.Equal(h.t, 1, h.get(retried.ID).State().Logged)
+	ids := []string{pending.ID, running.ID, done.ID, retried.ID, newID(), "not-a-uuid"}
 	res := h.changesVia(m, &driver.JobChangesParams{IDs: ids, Limit: 10})
-	h.requireStates(ids[:3], res.ByID, "known IDs")
+	h.requireStates(ids[:4], res.ByID, "known IDs")
 	res = h.changesVia(m, &driver.JobChangesParams{IDs: []string{}, Limit: 10})
 	h.requireStates(nil, res.ByID, "no IDs")
 	res = h.changesVia(m, &driver.JobChangesParams{IDs: []string{"not-a-uuid"}, Limit: 10})

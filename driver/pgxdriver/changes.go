@@ -18,7 +18,7 @@ import (
 // stateColumns are the columns of a driver.JobState, in the order
 // scanStates reads them.
 const stateColumns = "j.id, j.topic, j.queue, j.status, j.attempt, j.max_retries, j.run_at, j.created_at, " +
-	"j.attempted_at, j.finalized_at, j.locked_by, j.progress"
+	"j.attempted_at, j.finalized_at, j.locked_by, j.progress, coalesce(j.logged, 0) AS logged"
 
 // The statements of JobChanges. {t} is the table, {cols} stateColumns.
 // Each orders its rows as its index holds them, which costs nothing and
@@ -222,7 +222,7 @@ func scanStates(rows pgx.Rows) ([]*driver.JobState, error) {
 		progress                 []byte
 	)
 	dest := []any{&s.ID, &s.Topic, &s.Queue, &s.Status, &s.Attempt, &s.MaxRetries, &runAt, &createdAt,
-		&attemptedAt, &finalizedAt, &lockedBy, &progress}
+		&attemptedAt, &finalizedAt, &lockedBy, &progress, &s.Logged}
 	for rows.Next() {
 		progress = nil
 		if err := rows.Scan(dest...); err != nil {

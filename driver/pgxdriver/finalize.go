@@ -136,6 +136,7 @@ type finalizeArrays struct {
 	lockedBy, statuses, fromStatus   []string
 	runAts, finalizedAts, attempteds []pgtype.Timestamptz
 	errs, results, logs              []pgtype.Text
+	logged                           []pgtype.Int4
 }
 
 // newFinalizeArrays returns arrays with room for n items.
@@ -179,13 +180,16 @@ func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) 
 	a.errs = append(a.errs, nullText(e))
 	a.results = append(a.results, nullText(it.Result))
 	var logs []byte
+	var logged pgtype.Int4
 	if it.Logs != nil {
 		var err error
 		if logs, err = rowcodec.LogsJSON(it.Logs); err != nil {
 			return err
 		}
+		logged = pgtype.Int4{Int32: int32(it.Logs.Logged()), Valid: true}
 	}
 	a.logs = append(a.logs, nullText(logs))
+	a.logged = append(a.logged, logged)
 	return nil
 }
 
@@ -195,5 +199,5 @@ func (a *finalizeArrays) completeArgs() []any {
 
 func (a *finalizeArrays) finalizeArgs() []any {
 	return []any{a.ids, a.attempts, a.lockedBy, a.statuses, a.runAts, a.finalizedAts, a.giveBack, a.errs, a.results,
-		a.fromStatus, a.attempteds, a.logs}
+		a.fromStatus, a.attempteds, a.logs, a.logged}
 }

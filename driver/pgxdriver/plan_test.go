@@ -132,7 +132,7 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 		processing[i] = "processing"
 	}
 	args := []any{ids, attempts, lockedBy, statuses, times, times, give, make([]*string, 1000), make([]*string, 1000), processing,
-		attemptedAts, make([]*string, 1000)}
+		attemptedAts, make([]*string, 1000), make([]*int32, 1000)}
 	requireNoCrossJoin(t, pool, "finalize", d.FinalizeQuery(), args)
 	// With a notification job to insert for each: the same update.
 	item := make([]int64, 1000)
@@ -149,7 +149,7 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 		progress[i] = `{"percent": 50}`
 	}
 	requireNoCrossJoin(t, pool, "progress", d.ProgressQuery(), []any{ids, attempts, lockedBy, progress, processing,
-		make([]*string, 1000)})
+		make([]*string, 1000), make([]*int32, 1000)})
 }
 
 // requireNoCrossJoin runs the batch statement sql (EXPLAIN ANALYZE, rolled

@@ -28,6 +28,7 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 		attempts       []int32
 		lockedBy       []string
 		progress, logs []pgtype.Text
+		logged         []pgtype.Int4
 		fromStatus     []string
 		index          []int
 	)
@@ -40,6 +41,7 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 			continue
 		}
 		var b, l []byte
+		var n pgtype.Int4
 		var err error
 		if !u.KeepProgress {
 			if b, err = rowcodec.ProgressJSON(u); err != nil {
@@ -50,19 +52,21 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 			if l, err = rowcodec.LogsJSON(u.Logs); err != nil {
 				return nil, fmt.Errorf("pgxdriver: progress: item %d: %w", i, err)
 			}
+			n = pgtype.Int4{Int32: int32(u.Logs.Logged()), Valid: true}
 		}
 		ids = append(ids, id)
 		attempts = append(attempts, int32(u.Attempt))
 		lockedBy = append(lockedBy, u.LockedBy)
 		progress = append(progress, nullText(b))
 		logs = append(logs, nullText(l))
+		logged = append(logged, n)
 		fromStatus = append(fromStatus, string(driver.StatusProcessing))
 		index = append(index, i)
 	}
 	if len(ids) == 0 {
 		return matched, nil
 	}
-	err := e.queryBatch(ctx, lazy, batchStmt{e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus, logs},
+	err := e.queryBatch(ctx, lazy, batchStmt{e.d.q.progress, []any{ids, attempts, lockedBy, progress, fromStatus, logs, logged},
 		scanMatched(matched, index)})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)

@@ -97,12 +97,13 @@ SET status = i.status,
 	max_retries = j.max_retries + i.give_back,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN i.error IS NULL THEN j.errors ELSE {finalizeErrors} END,
-	result = coalesce(i.result::jsonb, j.result), logs = coalesce(i.logs::jsonb, j.logs)
+	result = coalesce(i.result::jsonb, j.result), logs = coalesce(i.logs::jsonb, j.logs),
+	logged = coalesce(i.logged, j.logged)
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[],
-	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[])
+	$6::timestamptz[], $7::int[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[], $13::int[])
 	WITH ORDINALITY
 	AS i(id, attempt, locked_by, status, run_at, finalized_at, give_back, error, result, from_status,
-		attempted_at, logs, ord)
+		attempted_at, logs, logged, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
@@ -126,16 +127,17 @@ RETURNING i.ord`
 	// finalizeSQL ends them, for the same reasons; the items that matched
 	// come back by number.
 	progressSQL = `UPDATE {t} AS j
-SET progress = coalesce(i.progress::jsonb, j.progress), logs = coalesce(i.logs::jsonb, j.logs)
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
-	AS i(id, attempt, locked_by, progress, from_status, logs, ord)
+SET progress = coalesce(i.progress::jsonb, j.progress), logs = coalesce(i.logs::jsonb, j.logs),
+	logged = coalesce(i.logged, j.logged)
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[]) WITH ORDINALITY
+	AS i(id, attempt, locked_by, progress, from_status, logs, logged, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.status = i.from_status
 RETURNING i.ord`
 
 	// finalizeInsertSQL is finalizeSQL that also inserts, in the same
-	// statement, the jobs of the items that matched: $13 holds each job's
-	// item (its number among the items), $14 to $21 its columns as
+	// statement, the jobs of the items that matched: $14 holds each job's
+	// item (its number among the items), $15 to $24 its columns as
 	// insertRowsSQL takes them.
 	finalizeInsertSQL = `WITH done AS (` + finalizeSQL + `),
 ins AS (INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
@@ -143,8 +145,8 @@ ins AS (INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
 	SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at,
 		u.created_at, CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
 		u.metadata::jsonb
-	FROM unnest($13::int8[], $14::uuid[], $15::text[], $16::text[], $17::int[], $18::text[], $19::int[],
-		$20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[])
+	FROM unnest($14::int8[], $15::uuid[], $16::text[], $17::text[], $18::int[], $19::text[], $20::int[],
+		$21::timestamptz[], $22::timestamptz[], $23::text[], $24::text[])
 		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)
 	WHERE u.item IN (SELECT ord FROM done))
 SELECT ord FROM done`

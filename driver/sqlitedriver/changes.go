@@ -16,7 +16,7 @@ import (
 // stateColumns are the columns of a driver.JobState, in the order
 // scanStates reads them.
 const stateColumns = "id, topic, queue, status, attempt, max_retries, run_at, created_at, " +
-	"attempted_at, finalized_at, locked_by, progress"
+	"attempted_at, finalized_at, locked_by, progress, coalesce(logged, 0)"
 
 // The statements of JobChanges. {t} is the table, {cols} stateColumns.
 const (
@@ -197,7 +197,7 @@ func scanStates(rows *sql.Rows) ([]*driver.JobState, error) {
 			progress                 []byte
 		)
 		err := rows.Scan(&s.ID, &s.Topic, &s.Queue, &status, &s.Attempt, &s.MaxRetries, &runAt, &createdAt,
-			&attemptedAt, &finalizedAt, &lockedBy, &progress)
+			&attemptedAt, &finalizedAt, &lockedBy, &progress, &s.Logged)
 		if err != nil {
 			return nil, err
 		}

@@ -164,13 +164,13 @@ func splitFinalize(items []*driver.JobFinalize) (*finalizeSplit, error) {
 					s.lead = j
 				}
 				s.at[j.ID] = i
-				item := []any{j.ID, j.Attempt, micros(j.AttemptedAt), nullMicros(j.FinalizedAt), nullJSON(j.Result), nil}
+				item := []any{j.ID, j.Attempt, micros(j.AttemptedAt), nullMicros(j.FinalizedAt), nullJSON(j.Result), nil, nil}
 				if j.Logs != nil {
 					b, err := rowcodec.LogsJSON(j.Logs)
 					if err != nil {
 						return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
 					}
-					item[5], s.logs = string(b), true
+					item[5], item[6], s.logs = string(b), j.Logs.Logged(), true
 				}
 				many = append(many, item)
 				continue
@@ -289,16 +289,16 @@ func finalizeArgs(j *driver.JobFinalize) ([]any, error) {
 	if j.Snooze {
 		dec = 1
 	}
-	var logs any
+	var logs, logged any
 	if j.Logs != nil {
 		b, err := rowcodec.LogsJSON(j.Logs)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: encode logs: %w", j.ID, err)
 		}
-		logs = string(b)
+		logs, logged = string(b), j.Logs.Logged()
 	}
 	return []any{j.ID, j.Attempt, j.LockedBy, string(j.Status), micros(j.RunAt),
-		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt), logs}, nil
+		nullMicros(j.FinalizedAt), dec, errJSON, nullJSON(j.Result), micros(j.AttemptedAt), logs, logged}, nil
 }
 
 // JobProgress sets the progress of claims with one prepared, fenced UPDATE
@@ -315,7 +315,7 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 		if u == nil {
 			return nil, fmt.Errorf("sqlitedriver: progress: item %d is nil", i)
 		}
-		var progress, logs any
+		var progress, logs, logged any
 		if !u.KeepProgress {
 			b, err := rowcodec.ProgressJSON(u)
 			if err != nil {
@@ -328,9 +328,9 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 			if err != nil {
 				return nil, fmt.Errorf("sqlitedriver: progress: item %d: %w", i, err)
 			}
-			logs = string(b)
+			logs, logged = string(b), u.Logs.Logged()
 		}
-		args[i] = []any{u.ID, u.Attempt, u.LockedBy, progress, logs}
+		args[i] = []any{u.ID, u.Attempt, u.LockedBy, progress, logs, logged}
 	}
 	return e.execEach(ctx, "progress", e.d.q.progress, args)
 }

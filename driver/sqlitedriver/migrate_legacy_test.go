@@ -34,17 +34,7 @@ func TestMigrateBareSchema(t *testing.T) {
 		pairs = append(pairs, "{t_"+suffix+"}", DefaultTable+"_"+suffix)
 	}
 	bare := strings.NewReplacer(pairs...)
-	_, err = db.ExecContext(ctx, `CREATE TABLE sluice_jobs_migrations (
-	version    INTEGER NOT NULL PRIMARY KEY,
-	applied_at INTEGER NOT NULL
-)`)
-	require.NoError(t, err)
-	for _, m := range ms {
-		_, err = db.ExecContext(ctx, bare.Replace(m.SQL))
-		require.NoError(t, err, m.Name)
-		_, err = db.ExecContext(ctx, `INSERT INTO sluice_jobs_migrations (version, applied_at) VALUES (?, 1)`, m.Version)
-		require.NoError(t, err)
-	}
+	applyMigrations(t, db, ms, bare)
 	const withSQL = `type || ' ' || name || ' ' || coalesce(sql, '')`
 	before := schema(t, db, withSQL)
 

@@ -36,8 +36,10 @@ const (
 // is the quoted table.
 const (
 	// progressSQL: ?1 id, ?2 attempt, ?3 locked_by, ?4 progress (JSON, or
-	// NULL to keep it), ?5 logs (JSON, or NULL to keep them).
-	progressSQL = `UPDATE {t} SET progress = coalesce(?4, progress), logs = coalesce(?5, logs)
+	// NULL to keep it), ?5 logs (JSON, or NULL to keep them), ?6 their
+	// count of records logged (NULL with ?5).
+	progressSQL = `UPDATE {t} SET progress = coalesce(?4, progress), logs = coalesce(?5, logs),
+	logged = coalesce(?6, logged)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND status = 'processing'`
 
 	// queueRunningSQL: ?1 queue. It walks the lease index, which holds only
@@ -117,7 +119,8 @@ WHERE rowid IN (
 RETURNING ` + columns),
 		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
 		// ?6 finalized_at, ?7 retries given back (snooze), ?8 error (JSON or NULL),
-		// ?9 result (JSON or NULL), ?10 attempted_at, ?11 logs (JSON or NULL).
+		// ?9 result (JSON or NULL), ?10 attempted_at, ?11 logs (JSON or NULL),
+		// ?12 their count of records logged (NULL with ?11).
 		finalize: r.Replace(`UPDATE {t}
 SET status = ?4, counted = counted + 1,
 	run_at = CASE WHEN ?4 = 'pending' THEN ?5 ELSE run_at END,
@@ -125,7 +128,7 @@ SET status = ?4, counted = counted + 1,
 	max_retries = max_retries + ?7,
 	locked_by = NULL, locked_until = NULL,
 	errors = CASE WHEN ?8 IS NULL THEN errors ELSE ` + appendError("?8") + ` END,
-	result = coalesce(?9, result), logs = coalesce(?11, logs)
+	result = coalesce(?9, result), logs = coalesce(?11, logs), logged = coalesce(?12, logged)
 WHERE id = ?1 AND attempt = ?2 AND locked_by = ?3 AND attempted_at = ?10 AND status = 'processing'`),
 		// ?1 a JSON array of jobs of one holder (?2) to end in status ?3
 		// without an error or a snooze, each [id, attempt, attempted_at,
@@ -189,18 +192,20 @@ RETURNING ` + columns),
 // finalizeBatchSQL returns the statement that ends, at once, many claims
 // of one holder (?2) in one status (?3) without an error or a snooze: ?1
 // is a JSON array of items, each [id, attempt, attempted_at, finalized_at,
-// result (JSON text as a string, or null)], and with logs a sixth element,
-// the logs (JSON text as a string, or null). It is finalize for many jobs
+// result (JSON text as a string, or null)], and with logs a sixth and a
+// seventh element, the logs (JSON text as a string, or null) and their
+// count of records logged (or null). It is finalize for many jobs
 // at once, found by ID and fenced as finalize is, and returns the jobs it
 // ended. The unary + keeps the planner off the lease index, which
 // statistics taken while no job was processing show as empty: it would
 // walk it for each item, not look each item up by ID. Without logs the
-// statement reads no sixth element, so a batch without logs costs what it
+// statement reads no sixth or seventh element, so a batch without logs costs what it
 // did before jobs had any.
 func finalizeBatchSQL(logs bool) string {
 	set, cols := "", ""
 	if logs {
-		set, cols = ", logs = coalesce(v.v_logs, logs)", ", value ->> 5 AS v_logs"
+		set = ", logs = coalesce(v.v_logs, logs), logged = coalesce(v.v_logged, logged)"
+		cols = ", value ->> 5 AS v_logs, value ->> 6 AS v_logged"
 	}
 	return `UPDATE {t}
 SET status = ?3, counted = counted + 1, finalized_at = v.v_finalized_at,
