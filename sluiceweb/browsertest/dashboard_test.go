@@ -43,6 +43,8 @@ func TestDashboard(t *testing.T) {
 		failedJob(t, p, fx, failing.Job.ID, dir)
 		runningJob(t, p, fx, long.Job.ID, dir)
 		selection(t, p)
+		tags(t, p)
+		schedules(t, p, s, dir)
 		problems(t, p)
 		phone(t, p, dir)
 		require.Equal(t, "1", p.eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
@@ -125,6 +127,52 @@ func selection(t *testing.T, p *page) {
 	p.click("Run now", ".bulkbar button[data-action=retry]")
 	p.confirm()
 	p.wait("the job to run and leave the filtered list", text(".empty")+` === "No jobs match."`)
+}
+
+// tags lists the jobs of a tag, from the link on a job's page.
+func tags(t *testing.T, p *page) {
+	p.eval(`String(location.hash = "#/jobs?tags=billing")`)
+	p.wait("the billing job", `document.querySelectorAll("tbody tr.row").length === 1`)
+	p.do("opening it", chromedp.Focus(chromedp.CSS("tbody tr.row")), chromedp.KeyEvent(kb.Enter))
+	p.wait("the job's tags", `!!document.querySelector('main a.tag[href="#/jobs?tags=billing"]')`)
+	require.Contains(t, p.eval(text("main")), "requested_by")
+	p.eval(`String(location.hash = "#/jobs?tags=newsletter")`)
+	p.wait("the newsletter's jobs", `document.querySelectorAll("tbody tr.row").length === 6`)
+	require.Equal(t, "6", p.eval(`String(document.querySelectorAll("tbody tr.row .tag").length)`))
+}
+
+// schedules creates a stored schedule through the page's form, pauses it
+// with its switch, which must leave the rest of its definition as it was,
+// and deletes it.
+func schedules(t *testing.T, p *page, s *server, dir string) {
+	p.click("Schedules", `nav a[href="#/schedules"]`)
+	p.wait("no schedules yet", text(".empty")+`.includes("No stored schedules")`)
+	p.click("New schedule", ".page-head button.primary")
+	p.wait("the form", `!!document.querySelector("#sched-form")`)
+	p.do("filling the form",
+		chromedp.SendKeys(`#sched-form input[name=name]`, "nightly-digest"),
+		chromedp.SendKeys(`#sched-form input[name=topic]`, "mail"),
+		chromedp.SendKeys(`#sched-form input[name=cron]`, "0 3 * * *"),
+		chromedp.SendKeys(`#sched-form input[name=time_zone]`, "Europe/Paris"))
+	p.click("Create", `dialog[open] button[type=submit]`)
+	p.wait("the schedule listed", `[...document.querySelectorAll("tbody tr")].some((r) => r.textContent.includes("nightly-digest"))`)
+	row := p.eval(text("tbody tr"))
+	require.Contains(t, row, "0 3 * * *")
+	require.Contains(t, row, "Europe/Paris")
+	require.Contains(t, row, "never")
+	p.screenshot(dir, "schedules.png")
+
+	p.click("its switch", `button.switch[aria-label="Enabled: nightly-digest"]`)
+	p.wait("the schedule paused", `document.querySelector("button.switch").getAttribute("aria-checked") === "false" && `+text("tbody tr")+`.includes("paused")`)
+	stored, err := s.client.GetSchedule(t.Context(), "nightly-digest")
+	require.NoError(t, err)
+	require.True(t, stored.Disabled)
+	require.Equal(t, 0, stored.MaxRetries, "pausing kept the default retries")
+	require.Equal(t, "Europe/Paris", stored.TimeZone)
+
+	p.click("Delete", `tbody tr button.danger`)
+	p.confirm()
+	p.wait("no schedules again", text(".empty")+`.includes("No stored schedules")`)
 }
 
 // problems opens a job that does not exist: the API's problem is shown.

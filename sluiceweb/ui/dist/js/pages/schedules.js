@@ -5,11 +5,7 @@ import { get, request } from "../api.js";
 import { useResource } from "../live.js";
 import { Rel, Problem, Unavailable, Modal, ask, toast } from "../ui.js";
 
-// flagKey is the member the server names a schedule's state with: enabled,
-// or disabled as the Go type has it. It is learnt from the list.
-let flagKey = "enabled";
-const enabled = (s) => (s.enabled !== undefined ? s.enabled : !s.disabled);
-const flag = (on) => (flagKey === "enabled" ? { enabled: on } : { disabled: !on });
+const enabled = (s) => s.enabled !== false;
 
 export function Schedules() {
   const res = useResource(() => get("schedules"), [],
@@ -19,10 +15,9 @@ export function Schedules() {
     return html`<${Head} /><${Unavailable} what="Stored schedules" />`;
   }
   const items = (res.data && res.data.items) || [];
-  if (items.length && items[0].enabled === undefined && items[0].disabled !== undefined) flagKey = "disabled";
   const toggle = async (s) => {
     try {
-      await request("PUT", "schedules/" + encodeURIComponent(s.name), { ...body(s), ...flag(!enabled(s)) });
+      await request("PUT", "schedules/" + encodeURIComponent(s.name), { ...body(s), enabled: !enabled(s) });
       res.reload();
     } catch (e) {
       toast(e.message, true);
@@ -66,10 +61,12 @@ function Head({ onNew }) {
 }
 
 // body is what a schedule's form sends: its settings, not what the server
-// computes.
+// computes. max_retries is sent only when set: left out, the jobs take the
+// worker's or the client's default; 0 means no retries.
 function body(s) {
   const b = { cron: s.cron, time_zone: s.time_zone || "", topic: s.topic, queue: s.queue || "", priority: s.priority || 0,
-    max_retries: s.max_retries || 0, catch_up: s.catch_up || "once" };
+    catch_up: s.catch_up || "once" };
+  if (s.max_retries !== undefined && s.max_retries !== null && s.max_retries !== "") b.max_retries = Number(s.max_retries);
   if (s.payload !== undefined && s.payload !== null) b.payload = s.payload;
   return b;
 }
@@ -88,7 +85,7 @@ function Editor({ s, close, saved }) {
       setErr({ title: "Bad Request", message: "payload: not JSON: " + x.message, code: "", field: "payload" });
       return;
     }
-    const b = { ...body({ ...v, payload, priority: Number(v.priority) || 0, max_retries: Number(v.max_retries) || 0 }), ...flag(v.on) };
+    const b = { ...body({ ...v, payload, priority: Number(v.priority) || 0 }), enabled: v.on };
     try {
       if (creating) await request("POST", "schedules", { name: v.name, ...b });
       else await request("PUT", "schedules/" + encodeURIComponent(s.name), b);
@@ -98,7 +95,7 @@ function Editor({ s, close, saved }) {
       setErr(x);
     }
   };
-  const input = (k, label, attrs = {}) => html`<label class="field">${label}<input value=${v[k] ?? ""} onInput=${field(k)} ...${attrs} /></label>`;
+  const input = (k, label, attrs = {}) => html`<label class="field">${label}<input name=${k} value=${v[k] ?? ""} onInput=${field(k)} ...${attrs} /></label>`;
   return html`<${Modal} open=${true} wide onClose=${close} title=${creating ? "New schedule" : "Edit " + s.name}
       footer=${html`<button type="button" onClick=${close}>Cancel</button><button type="submit" form="sched-form" class="primary">${creating ? "Create" : "Save"}</button>`}>
     <form id="sched-form" class="form-grid" onSubmit=${submit}>
@@ -108,10 +105,10 @@ function Editor({ s, close, saved }) {
       ${input("time_zone", "Time zone (IANA; empty is UTC)", { placeholder: "Europe/Paris" })}
       ${input("queue", "Queue", { placeholder: "default" })}
       ${input("priority", "Priority", { type: "number", min: -32768, max: 32767 })}
-      ${input("max_retries", "Max retries (0: the default)", { type: "number", min: 0 })}
-      <label class="field">Missed ticks<select value=${v.catch_up || "once"} onChange=${field("catch_up")}>
+      ${input("max_retries", "Max retries (empty: the default; 0: none)", { type: "number", min: 0 })}
+      <label class="field">Missed ticks<select name="catch_up" value=${v.catch_up || "once"} onChange=${field("catch_up")}>
         <option value="once">Catch up once</option><option value="skip">Skip</option></select></label>
-      <label class="field span2">Payload (JSON)<textarea rows="5" value=${v.payload} onInput=${field("payload")}></textarea></label>
+      <label class="field span2">Payload (JSON)<textarea name="payload" rows="5" value=${v.payload} onInput=${field("payload")}></textarea></label>
       <label class="inline span2"><input type="checkbox" checked=${v.on} onChange=${field("on")} /> Enabled</label>
       <div class="span2"><${Problem} error=${err} /></div>
     </form>
