@@ -3,31 +3,8 @@ package sluice
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
-
-// ErrUnknownTopic is returned when RawArgs name a topic that the enqueuing
-// client, which has workers, has no worker for. The error is an
-// *UnknownTopicError. Nothing is written.
-var ErrUnknownTopic = errors.New("sluice: unknown topic")
-
-// UnknownTopicError names the topic of RawArgs that the enqueuing client
-// has no worker for, and those it has. It matches ErrUnknownTopic.
-type UnknownTopicError struct {
-	// Topic is the topic refused.
-	Topic string
-	// Topics are the topics the client has workers for, sorted.
-	Topics []string
-}
-
-// Error implements error.
-func (e *UnknownTopicError) Error() string {
-	return fmt.Sprintf("sluice: unknown topic %q: this client has workers for %q only", e.Topic, e.Topics)
-}
-
-// Is makes an UnknownTopicError match ErrUnknownTopic.
-func (e *UnknownTopicError) Is(target error) bool { return target == ErrUnknownTopic }
 
 // RawArgs are job arguments given by topic name and JSON rather than by
 // type, for callers that have no Go type for them: an HTTP API, a command

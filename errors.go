@@ -235,3 +235,71 @@ func (e *ProgressError) Error() string {
 
 // Is makes a ProgressError match ErrInvalidProgress.
 func (e *ProgressError) Is(target error) bool { return target == ErrInvalidProgress }
+
+// ErrUnknownTopic is returned when RawArgs name a topic that the enqueuing
+// client, which has workers, has no worker for. The error is an
+// *UnknownTopicError. Nothing is written.
+var ErrUnknownTopic = errors.New("sluice: unknown topic")
+
+// UnknownTopicError names the topic of RawArgs that the enqueuing client
+// has no worker for, and those it has. It matches ErrUnknownTopic.
+type UnknownTopicError struct {
+	// Topic is the topic refused.
+	Topic string
+	// Topics are the topics the client has workers for, sorted.
+	Topics []string
+}
+
+// Error implements error.
+func (e *UnknownTopicError) Error() string {
+	return fmt.Sprintf("sluice: unknown topic %q: this client has workers for %q only", e.Topic, e.Topics)
+}
+
+// Is makes an UnknownTopicError match ErrUnknownTopic.
+func (e *UnknownTopicError) Is(target error) bool { return target == ErrUnknownTopic }
+
+// Errors of schedules, besides those of enqueueing that a schedule's
+// fields can cause. Each is returned wrapped; test with errors.Is.
+var (
+	// ErrInvalidSchedule is returned for a schedule or periodic job that
+	// cannot be stored. The error is a *ScheduleError naming the field.
+	ErrInvalidSchedule = errors.New("sluice: invalid schedule")
+
+	// ErrDuplicateSchedule is returned by CreateSchedule when a stored
+	// schedule has the name already. Nothing was written.
+	ErrDuplicateSchedule = driver.ErrDuplicateSchedule
+
+	// ErrScheduleNotFound is returned when no stored schedule has the
+	// given name.
+	ErrScheduleNotFound = driver.ErrScheduleNotFound
+)
+
+// ScheduleError names the field of a schedule, or of a periodic job, that
+// was rejected and why. It matches ErrInvalidSchedule, and also the error
+// behind it when an enqueue would have refused the field (ErrUnknownQueue,
+// ErrPayloadTooLarge, ErrInvalidArgs, ErrInvalidOptions, ErrEmptyTopic).
+type ScheduleError struct {
+	// Name is the schedule's name.
+	Name string
+	// Field is the rejected field, e.g. "Cron" or "TimeZone".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+	// Err is the enqueue error behind the rejection, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *ScheduleError) Error() string {
+	return fmt.Sprintf("sluice: invalid schedule %q: %s: %s", e.Name, e.Field, e.Reason)
+}
+
+// Unwrap returns the enqueue error behind the rejection, if any.
+func (e *ScheduleError) Unwrap() error { return e.Err }
+
+// Is makes a ScheduleError match ErrInvalidSchedule.
+func (e *ScheduleError) Is(target error) bool { return target == ErrInvalidSchedule }
+
+// ErrWebhookSignature is returned by VerifyWebhook for a delivery whose
+// signature is missing, malformed, wrong, or too old.
+var ErrWebhookSignature = errors.New("sluice: invalid webhook signature")

@@ -2,8 +2,6 @@ package sluice
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
@@ -82,48 +80,6 @@ const missedAfter = time.Minute
 // maxScheduleName is the longest schedule or periodic job name accepted,
 // in bytes: with a tick's time it makes its jobs' unique key.
 const maxScheduleName = 200
-
-// Errors of schedules, besides those of enqueueing that a schedule's
-// fields can cause. Each is returned wrapped; test with errors.Is.
-var (
-	// ErrInvalidSchedule is returned for a schedule or periodic job that
-	// cannot be stored. The error is a *ScheduleError naming the field.
-	ErrInvalidSchedule = errors.New("sluice: invalid schedule")
-
-	// ErrDuplicateSchedule is returned by CreateSchedule when a stored
-	// schedule has the name already. Nothing was written.
-	ErrDuplicateSchedule = driver.ErrDuplicateSchedule
-
-	// ErrScheduleNotFound is returned when no stored schedule has the
-	// given name.
-	ErrScheduleNotFound = driver.ErrScheduleNotFound
-)
-
-// ScheduleError names the field of a schedule, or of a periodic job, that
-// was rejected and why. It matches ErrInvalidSchedule, and also the error
-// behind it when an enqueue would have refused the field (ErrUnknownQueue,
-// ErrPayloadTooLarge, ErrInvalidArgs, ErrInvalidOptions, ErrEmptyTopic).
-type ScheduleError struct {
-	// Name is the schedule's name.
-	Name string
-	// Field is the rejected field, e.g. "Cron" or "TimeZone".
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is the enqueue error behind the rejection, if any.
-	Err error
-}
-
-// Error implements error.
-func (e *ScheduleError) Error() string {
-	return fmt.Sprintf("sluice: invalid schedule %q: %s: %s", e.Name, e.Field, e.Reason)
-}
-
-// Unwrap returns the enqueue error behind the rejection, if any.
-func (e *ScheduleError) Unwrap() error { return e.Err }
-
-// Is makes a ScheduleError match ErrInvalidSchedule.
-func (e *ScheduleError) Is(target error) bool { return target == ErrInvalidSchedule }
 
 // scheduleFromRow returns the public form of a stored row.
 func scheduleFromRow(r *driver.ScheduleRow) *Schedule {

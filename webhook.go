@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -317,10 +316,6 @@ func (p webhookRetry) NextRetry(job *JobRow, failedAt time.Time) time.Time {
 	}
 	return p.cfg.RetryPolicy.NextRetry(job, failedAt)
 }
-
-// ErrWebhookSignature is returned by VerifyWebhook for a delivery whose
-// signature is missing, malformed, wrong, or too old.
-var ErrWebhookSignature = errors.New("sluice: invalid webhook signature")
 
 // SignWebhook returns the Sluice-Signature header of a delivery of body
 // signed with secret at time at: "t=<unix seconds>,v1=<hex>", where the
