@@ -25,7 +25,7 @@ func jobCommands() []command {
 
 // listJSON is list's --json output.
 type listJSON struct {
-	Jobs       []*sluice.JobRow `json:"jobs"`
+	Jobs       []*sluice.JobRow `json:"items"`
 	Total      int              `json:"total"`
 	NextCursor string           `json:"next_cursor,omitempty"`
 }

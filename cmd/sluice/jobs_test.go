@@ -12,7 +12,7 @@ import (
 
 // listOut is list's --json output.
 type listOut struct {
-	Jobs       []*sluice.JobRow `json:"jobs"`
+	Jobs       []*sluice.JobRow `json:"items"`
 	Total      int              `json:"total"`
 	NextCursor string           `json:"next_cursor"`
 }

@@ -51,7 +51,7 @@ func TestMigrate(t *testing.T) {
 		require.Empty(t, again.Applied, "migrate up is idempotent")
 
 		out := d.run(t, "list", "--json").ok(t)
-		require.Contains(t, out, `"jobs": []`)
+		require.Contains(t, out, `"items": []`)
 		require.Zero(t, decode[listOut](t, out).Total)
 	})
 }
