@@ -77,7 +77,9 @@ func TestActByFilter(t *testing.T) {
 		due := decode[listOut](t, d.run(t, "list", "--json", "--run-at-before", "1m", "--limit", "1").ok(t))
 		require.Equal(t, n, due.Total)
 
-		require.Equal(t, "cancelled 2500 jobs\n", d.run(t, "cancel", "--topic", "bulk").ok(t))
+		r := d.run(t, "cancel", "--topic", "bulk")
+		require.Equal(t, "cancelled 2500 jobs\n", r.ok(t))
+		require.Empty(t, r.stderr, "no progress line when stdout is not a terminal")
 		st := decode[statsOut](t, d.run(t, "stats", "--json").ok(t))
 		require.Equal(t, map[sluice.JobStatus]int{sluice.StatusCancelled: n, sluice.StatusPending: 1}, st.ByStatus)
 

@@ -238,16 +238,21 @@ func checkMigrated(ctx context.Context, st *store) error {
 	if err != nil {
 		return err
 	}
-	pending := 0
-	for _, m := range ms {
-		if !m.Applied() {
-			pending++
-		}
-	}
-	if pending > 0 {
-		return fmt.Errorf("the schema is not up to date (%d of %d migrations pending): run sluice migrate up", pending, len(ms))
+	if n := pending(ms); n > 0 {
+		return fmt.Errorf("the schema is not up to date (%d of %d migrations pending): run sluice migrate up", n, len(ms))
 	}
 	return nil
+}
+
+// pending returns how many of ms are not applied.
+func pending(ms []driver.MigrationState) int {
+	n := 0
+	for _, m := range ms {
+		if !m.Applied() {
+			n++
+		}
+	}
+	return n
 }
 
 // out returns where results are written.

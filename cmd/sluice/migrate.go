@@ -97,12 +97,7 @@ func (c *cli) migrateStatus(ctx context.Context, check bool) error {
 	if err != nil {
 		return err
 	}
-	pending := 0
-	for _, m := range ms {
-		if !m.Applied() {
-			pending++
-		}
-	}
+	pending := pending(ms)
 	if c.json {
 		if err := writeJSON(c.out(), ms); err != nil {
 			return err
