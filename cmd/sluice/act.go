@@ -17,7 +17,7 @@ type action struct {
 
 var actions = []action{
 	{"cancel", "cancelled", "cancel pending or running jobs", jobs.Cancel, jobs.CancelMany},
-	{"requeue", "requeued", "run finished (failed, cancelled, completed) jobs again", jobs.Requeue, jobs.RequeueMany},
+	{"requeue", "requeued", "run failed or cancelled jobs again", jobs.Requeue, jobs.RequeueMany},
 	{"retry", "made due", "run pending jobs now instead of at their run_at", jobs.RetryNow, jobs.RetryNowMany},
 	{"delete", "deleted", "delete jobs that are not running", jobs.Delete, jobs.DeleteMany},
 }
