@@ -99,7 +99,7 @@ func runGet(ctx context.Context, c *cli, args []string) error {
 	for _, id := range pos {
 		row, err := jc.Get(ctx, id)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "sluice: get %s: %v\n", id, err)
+			fmt.Fprintf(c.stderr, "sluice: %v\n", err)
 			firstErr = cmpErr(firstErr, err)
 			continue
 		}
