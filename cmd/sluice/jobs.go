@@ -165,7 +165,7 @@ func printJob(c *cli, j *sluice.JobRow) {
 	field("queue", j.Queue)
 	field("status", string(j.Status))
 	field("priority", fmt.Sprint(j.Priority))
-	field("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxRetries+1))
+	field("attempt", fmt.Sprintf("%d of at most %d", j.Attempt, j.MaxRetries+1))
 	field("run at", stamp(j.RunAt))
 	field("created", stamp(j.CreatedAt))
 	field("attempted", stamp(j.AttemptedAt)+byWhom(j.AttemptedBy))
