@@ -11,7 +11,7 @@
 //		Workers: workers, Clock: clock.Now,
 //	})
 //
-// The helpers fail the test (testing.TB's Fatalf) with a message that says
+// The checks fail the test (testing.TB's Fatalf) with a message that says
 // what was found instead; they return what they checked or worked, for
 // further assertions.
 package sluicetest

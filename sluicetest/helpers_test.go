@@ -70,9 +70,9 @@ func (e *env[TTx]) client(t *testing.T, cfg *sluice.Config) *sluice.Client[TTx] 
 	return c
 }
 
-// recorder is a testing.TB that records a helper's failure instead of
-// failing the test, so that tests can check that the helpers fail when
-// they should, and say why. The helpers return after Fatalf, as its
+// recorder is a testing.TB that records a check's failure instead of
+// failing the test, so that tests can check that the checks fail when
+// they should, and say why. The checks return after Fatalf, as its
 // callers would not.
 type recorder struct {
 	testing.TB
