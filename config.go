@@ -114,7 +114,9 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Clock returns the current time; every time the client stores comes
-	// from it. Default time.Now.
+	// from it, and it decides which jobs are due. Default time.Now. Tests
+	// set it to a clock they move by hand (sluicetest.Clock) to fire
+	// delayed jobs and retries without waiting.
 	Clock func() time.Time
 
 	// NewJobID returns a new job ID, which must be a UUID in text form.

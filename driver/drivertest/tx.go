@@ -28,6 +28,9 @@ func migrateCases[TTx any]() []testCase[TTx] {
 		{name: "Again", fn: testMigrateAgain[TTx]},
 		// Migrations running at once all succeed.
 		{name: "Concurrent", fn: testMigrateConcurrent[TTx]},
+		// A driver that reports its migrations (driver.MigrationReporter)
+		// reports every one applied, and hands out the SQL of each.
+		{name: "Status", fn: testMigrateStatus[TTx]},
 	}
 }
 
@@ -117,6 +120,27 @@ func testMigrateConcurrent[TTx any](h *harness[TTx], _ mode) {
 	}
 	h.requireStored(row)
 	h.requireStored(h.insert(h.newJob())[0])
+}
+
+func testMigrateStatus[TTx any](h *harness[TTx], _ mode) {
+	mr, ok := h.s.Driver.(driver.MigrationReporter)
+	if !ok {
+		return // optional: nothing to check
+	}
+	states, err := mr.MigrationStatus(h.ctx)
+	require.NoError(h.t, err)
+	require.NotEmpty(h.t, states)
+	files, err := mr.Migrations()
+	require.NoError(h.t, err)
+	require.Len(h.t, files, len(states), "one SQL text per migration")
+	for i, st := range states {
+		require.True(h.t, st.Applied(), "migration %d (%s) applied", st.Version, st.Name)
+		require.Contains(h.t, files, st.Name)
+		require.NotEmpty(h.t, files[st.Name])
+		if i > 0 {
+			require.Greater(h.t, st.Version, states[i-1].Version, "in version order")
+		}
+	}
 }
 
 // cancelOp is one operation run with a dead context.

@@ -70,8 +70,10 @@
 // qualified by the schema, as DROP INDEX takes them, and {f_count_ins} and
 // {n_count_ins} (and so on) for the qualified functions and the trigger
 // names of the counting triggers.
-// [Driver.Migrations] returns them with the placeholders filled in for a
-// driver's options; write those out as goose, golang-migrate or atlas
+// [Driver.MigrationStatus] tells which of them a database has, writing
+// nothing. [Driver.Migrations] returns them with the placeholders filled in
+// for a driver's options (the sluice command's "migrate sql" writes them
+// out); write those out as goose, golang-migrate or atlas
 // migrations (goose wants a "-- +goose Up" line on top, and the functions of
 // 0005_counts.sql, whose bodies hold semicolons, between "-- +goose
 // StatementBegin" and "-- +goose StatementEnd"; golang-migrate files named

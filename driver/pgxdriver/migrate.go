@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/migration"
 )
 
@@ -149,4 +150,46 @@ func (d *Driver) migrate(ctx context.Context, tx pgx.Tx, ms []migration.Migratio
 		}
 	}
 	return nil
+}
+
+// MigrationStatus returns every embedded migration with when the database
+// recorded it in <table>_migrations (zero when pending), and any version
+// recorded there that the driver does not know, in version order. It
+// writes nothing; on a database (or schema) never migrated every migration
+// is pending.
+func (d *Driver) MigrationStatus(ctx context.Context) ([]driver.MigrationState, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: migration status: %w", err)
+	}
+	applied, err := d.appliedAt(ctx)
+	if err != nil {
+		return nil, wrapErr(ctx, "migration status", err)
+	}
+	return migration.Status(ms, applied), nil
+}
+
+// appliedAt returns when each version recorded in <table>_migrations was
+// applied; none when that table does not exist.
+func (d *Driver) appliedAt(ctx context.Context) (map[int]time.Time, error) {
+	versions := d.ident(d.table + "_migrations")
+	var exists bool
+	if err := d.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, versions).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := d.pool.Query(ctx, `SELECT version, applied_at FROM `+versions)
+	if err != nil {
+		return nil, err
+	}
+	applied := make(map[int]time.Time)
+	var v int32
+	var at time.Time
+	_, err = pgx.ForEachRow(rows, []any{&v, &at}, func() error {
+		applied[int(v)] = at
+		return nil
+	})
+	return applied, err
 }

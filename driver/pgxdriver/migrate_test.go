@@ -120,3 +120,54 @@ func TestClientRecordWithoutWorkerCounts(t *testing.T) {
 	require.Equal(t, []string{"default"}, clients[0].Queues)
 	require.Nil(t, clients[0].MaxWorkers)
 }
+
+// TestMigrationStatus reports every migration pending in a schema never
+// migrated, writes nothing doing so (not even the schema), and every one
+// applied after Migrate; a version recorded by a newer release is reported
+// too.
+func TestMigrationStatus(t *testing.T) {
+	t.Parallel()
+	pool, schema := dbtest.Pool(t)
+	ctx := t.Context()
+	target := schema + "_st"
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+target+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", target, err)
+		}
+	})
+	d := pgxdriver.New(pool, pgxdriver.WithSchema(target))
+	files, err := d.Migrations()
+	require.NoError(t, err)
+
+	before, err := d.MigrationStatus(ctx)
+	require.NoError(t, err)
+	require.Len(t, before, len(files))
+	for i, m := range before {
+		require.Equal(t, i+1, m.Version)
+		require.Contains(t, files, m.Name)
+		require.False(t, m.Applied(), m.Name)
+	}
+	var exists bool
+	require.NoError(t, pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, target).Scan(&exists))
+	require.False(t, exists, "MigrationStatus writes nothing")
+
+	require.NoError(t, d.Migrate(ctx))
+	after, err := d.MigrationStatus(ctx)
+	require.NoError(t, err)
+	require.Len(t, after, len(before))
+	for _, m := range after {
+		require.True(t, m.Applied(), m.Name)
+		require.Equal(t, "UTC", m.AppliedAt.Location().String())
+	}
+
+	_, err = pool.Exec(ctx, `INSERT INTO `+target+`.sluice_jobs_migrations (version, name, applied_at) VALUES (9999, 'x.sql', now())`)
+	require.NoError(t, err)
+	newer, err := d.MigrationStatus(ctx)
+	require.NoError(t, err)
+	last := newer[len(newer)-1]
+	require.Equal(t, driver.MigrationState{Version: 9999, AppliedAt: last.AppliedAt}, last)
+
+	var _ driver.MigrationReporter = d
+	_, err = pgxdriver.New(pool, pgxdriver.WithTable("a b")).MigrationStatus(ctx)
+	require.ErrorContains(t, err, "invalid")
+}

@@ -64,7 +64,10 @@
 // since the Unix epoch, UTC. Partial indexes hold only pending jobs (for
 // claims) and processing jobs (for rescues and heartbeats), so finished jobs
 // never slow the queue down; a partial unique index keeps one live job per
-// unique key.
+// unique key. [Driver.MigrationStatus] tells which migrations a database
+// has, writing nothing, and [Driver.Migrations] returns their SQL for those
+// who apply it with their own tool (the sluice command's "migrate sql"
+// writes it out for goose, golang-migrate or atlas).
 //
 // # Notifications
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/migration"
 )
 
@@ -144,4 +145,72 @@ func (d *Driver) prepareAll(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// Migrations returns the SQL of every migration [Driver.Migrate] applies,
+// keyed by file name, with placeholders filled in for the driver's table.
+// It is for those who run migrations with their own tool (goose,
+// golang-migrate, atlas). A database migrated that way has no record of
+// its versions in <table>_migrations, so Migrate would apply them again:
+// every statement is idempotent (IF NOT EXISTS), except those of a
+// migration that changes a table, so pick one way and keep to it.
+func (d *Driver) Migrations() (map[string]string, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: migrations: %w", err)
+	}
+	out := make(map[string]string, len(ms))
+	r := migrationReplacer(d.table)
+	for _, m := range ms {
+		out[m.Name] = r.Replace(m.SQL)
+	}
+	return out, nil
+}
+
+// MigrationStatus returns every embedded migration with when the database
+// recorded it in <table>_migrations (zero when pending), and any version
+// recorded there that the driver does not know, in version order. It
+// writes nothing; on a database never migrated every migration is pending.
+func (d *Driver) MigrationStatus(ctx context.Context) ([]driver.MigrationState, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: migration status: %w", err)
+	}
+	applied, err := d.appliedAt(ctx)
+	if err != nil {
+		return nil, wrapErr(ctx, "migration status", err)
+	}
+	return migration.Status(ms, applied), nil
+}
+
+// appliedAt returns when each version recorded in <table>_migrations was
+// applied; none when that table does not exist.
+func (d *Driver) appliedAt(ctx context.Context) (map[int]time.Time, error) {
+	name := d.table + "_migrations"
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`,
+		name).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT version, applied_at FROM `+quoteIdent(name))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := make(map[int]time.Time)
+	for rows.Next() {
+		var v int
+		var at int64
+		if err := rows.Scan(&v, &at); err != nil {
+			return nil, err
+		}
+		applied[v] = time.UnixMicro(at).UTC()
+	}
+	return applied, rows.Err()
 }

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
 )
 
 // Migration is one schema version.
@@ -49,4 +52,35 @@ func Load(fsys fs.FS, pattern string) ([]Migration, error) {
 		}
 	}
 	return ms, nil
+}
+
+// Status returns the state of each migration of ms given when the database
+// applied which versions, followed in version order by the versions applied
+// that ms does not have (named ""). A version with a zero time counts as
+// applied at the Unix epoch, so that it is never mistaken for a pending one.
+func Status(ms []Migration, applied map[int]time.Time) []driver.MigrationState {
+	out := make([]driver.MigrationState, 0, len(ms))
+	known := make(map[int]bool, len(ms))
+	for _, m := range ms {
+		known[m.Version] = true
+		st := driver.MigrationState{Version: m.Version, Name: m.Name}
+		if at, ok := applied[m.Version]; ok {
+			st.AppliedAt = orEpoch(at)
+		}
+		out = append(out, st)
+	}
+	for v, at := range applied {
+		if !known[v] {
+			out = append(out, driver.MigrationState{Version: v, AppliedAt: orEpoch(at)})
+		}
+	}
+	slices.SortFunc(out, func(a, b driver.MigrationState) int { return a.Version - b.Version })
+	return out
+}
+
+func orEpoch(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Unix(0, 0).UTC()
+	}
+	return t.UTC()
 }
