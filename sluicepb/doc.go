@@ -18,6 +18,9 @@
 // Inside app.RunInTransaction, pass the txApp to [Jobs.EnqueueTx], [Jobs.Ack]
 // and [Jobs.Nack]: the job commits or rolls back with the records written
 // through txApp, and workers start it as soon as the transaction commits.
+// [EnqueueOnCreate] and [EnqueueOnUpdate] enqueue a job in the transaction
+// that writes each record of a collection, through PocketBase's API or the
+// Go one alike.
 //
 // # HTTP
 //
