@@ -1,0 +1,194 @@
+package sluicepb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/sluicehq/sluice"
+)
+
+// jsWorkOptions are the options of $jobs.work.
+type jsWorkOptions struct {
+	// MaxRetries is the retries of the topic's jobs enqueued without
+	// maxRetries; 0 none. Absent means the Config's.
+	MaxRetries *int `json:"maxRetries"`
+	// Timeout is how long a job may run before the handler is interrupted.
+	// Absent means the Config's.
+	Timeout *jsDuration `json:"timeout"`
+}
+
+// work registers the JavaScript worker of $jobs.work(topic, handler,
+// options). The handler is compiled from its source, as pb_hooks' own
+// handlers are: it runs on a runtime of the pool, not the one that
+// registered it, so it sees globals but not the variables of the file
+// around it.
+func (h *jsHost) work(vm *goja.Runtime, args []goja.Value) error {
+	if len(args) < 2 {
+		return errors.New("$jobs.work(topic, handler, options?) takes a topic and a handler")
+	}
+	topic := args[0].String()
+	if _, ok := goja.AssertFunction(args[1]); !ok {
+		return fmt.Errorf("work %q: the handler is not a function", topic)
+	}
+	prog, err := goja.Compile("$jobs.work:"+topic, "{("+args[1].String()+").apply(undefined, __args)}", true)
+	if err != nil {
+		return fmt.Errorf("work %q: %w", topic, err)
+	}
+	var o jsWorkOptions
+	if len(args) > 2 {
+		if err := decodeJS(vm, args[2], &o); err != nil {
+			return fmt.Errorf("work %q: %w", topic, err)
+		}
+	}
+	w := &jsWorker{h: h, prog: prog, maxRetries: -2}
+	if o.MaxRetries != nil {
+		switch n := *o.MaxRetries; {
+		case n == 0:
+			w.maxRetries = sluice.NoRetries
+		case n < 0:
+			return fmt.Errorf("work %q: %w: maxRetries: %d is negative", topic, ErrInvalidJSOptions, n)
+		default:
+			w.maxRetries = n
+		}
+	}
+	if o.Timeout != nil {
+		w.timeout = time.Duration(*o.Timeout)
+		if w.timeout <= 0 {
+			return fmt.Errorf("work %q: %w: timeout: %v is not positive", topic, ErrInvalidJSOptions, w.timeout)
+		}
+	}
+	return AddRawWorker(h.jobs, topic, w)
+}
+
+// jsWorker works the jobs of one topic with a JavaScript handler.
+type jsWorker struct {
+	sluice.WorkerDefaults[sluice.RawArgs]
+	h          *jsHost
+	prog       *goja.Program
+	maxRetries int
+	timeout    time.Duration
+}
+
+// MaxRetries returns the retries of $jobs.work's options.
+func (w *jsWorker) MaxRetries() int { return w.maxRetries }
+
+// Timeout returns the timeout of $jobs.work's options.
+func (w *jsWorker) Timeout(*sluice.Job[sluice.RawArgs]) time.Duration { return w.timeout }
+
+// Work runs the handler with the job as {id, topic, payload, attempt, ...}
+// (the job as $jobs.get returns it) on a runtime of the pool. A throw, or
+// a returned promise that rejects, is the job's error; its message is
+// what the job's errors record. A value returned (or a promise's value)
+// is stored as the job's result. When ctx ends the handler is
+// interrupted.
+func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) error {
+	vm, err := w.h.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.h.release(vm)
+
+	w.h.mu.Lock()
+	w.h.running[job.ID] = job
+	w.h.mu.Unlock()
+	defer func() {
+		w.h.mu.Lock()
+		delete(w.h.running, job.ID)
+		w.h.mu.Unlock()
+	}()
+
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		vm.Interrupt(ctx.Err())
+		close(interrupted)
+	})
+	defer func() {
+		if !stop() {
+			<-interrupted
+			vm.ClearInterrupt()
+		}
+	}()
+
+	vm.Set("__args", []any{fromJSON(vm, job.JobRow)})
+	res, err := vm.RunProgram(w.prog)
+	vm.Set("__args", goja.Undefined())
+	if err != nil {
+		return jsError(ctx, err)
+	}
+	val, err := settled(res)
+	if err != nil || val == nil || goja.IsUndefined(val) || goja.IsNull(val) {
+		return err
+	}
+	b, err := toJSON(vm, val)
+	if err != nil {
+		return fmt.Errorf("the handler's result: %w", err)
+	}
+	return sluice.SetResult(ctx, json.RawMessage(b))
+}
+
+// settled returns the value of a handler's result, that of a fulfilled
+// promise, or its error: a rejected promise's reason, a promise still
+// pending (an async handler waiting on something that cannot finish
+// outside an event loop), or a returned Go error.
+func settled(res goja.Value) (goja.Value, error) {
+	if res == nil {
+		return nil, nil
+	}
+	switch v := res.Export().(type) {
+	case *goja.Promise:
+		switch v.State() {
+		case goja.PromiseStateRejected:
+			return nil, thrown(v.Result())
+		case goja.PromiseStatePending:
+			return nil, errors.New("the handler returned a promise that did not settle: JavaScript workers run without an event loop")
+		}
+		return v.Result(), nil
+	case error:
+		return nil, v
+	}
+	return res, nil
+}
+
+// jsError returns the error of a handler's run: what it threw, or, when
+// it was interrupted, ctx's error.
+func jsError(ctx context.Context, err error) error {
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		}
+		return err
+	}
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return thrown(ex.Value())
+	}
+	return err
+}
+
+// thrown returns the error of a value JavaScript threw: a Go error as it
+// is, an Error object as its message, anything else as its string.
+func thrown(v goja.Value) error {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return errors.New("the handler threw " + fmt.Sprint(v))
+	}
+	switch e := v.Export().(type) {
+	case error:
+		return e
+	case map[string]any: // a GoError
+		if err, ok := e["value"].(error); ok {
+			return err
+		}
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		if m := obj.Get("message"); m != nil && !goja.IsUndefined(m) && m.String() != "" {
+			return errors.New(m.String())
+		}
+	}
+	return errors.New(v.String())
+}
