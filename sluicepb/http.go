@@ -88,6 +88,10 @@ func (j *Jobs) serveWeb(re *core.RequestEvent, web *sluiceweb.Handler) error {
 	if re.Auth == nil {
 		j.authFromCookie(re)
 	}
+	// Parse the body for the rules (@request.body.*, payload.*) before
+	// sluiceweb reads it: PocketBase keeps what it parsed and rewinds the
+	// body. A body it cannot parse is left to sluiceweb to refuse.
+	_, _ = re.RequestInfo()
 	r := re.Request.WithContext(context.WithValue(re.Request.Context(), requestEventKey{}, re))
 	u := *r.URL
 	u.Path, u.RawPath = p, ""
