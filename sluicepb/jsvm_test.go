@@ -106,18 +106,19 @@ func TestJSWorkerRetriesThenSucceeds(t *testing.T) {
 	require.JSONEq(t, `{"charged": "o1", "attempt": 2, "topic": "js.charge", "id": "`+res.Job.ID+`"}`, string(row.Result))
 }
 
-func TestJSWorkerFailsForGoodAfterItsRetries(t *testing.T) {
+func TestJSWorkerOutcomes(t *testing.T) {
 	t.Parallel()
 	// One runtime: a job runs only once the one before gave it back.
 	p := newJSApp(t, &sluicepb.JSOptions{Concurrency: 1}, `
 		$jobs.work("js.endless", (job) => { for (;;) {} }, { maxRetries: 0, timeout: 200 });
 		$jobs.work("js.broken", (job) => { throw "not an Error: " + job.attempt; }, { maxRetries: 1, timeout: "5s" });
 		$jobs.work("js.async", async (job) => { throw new Error("rejected"); }, { maxRetries: 0 });
+		$jobs.work("js.resolved", async (job) => { return { resolved: job.payload.n }; });
 	`)
 	p.serve(t)
 
 	enqueue := func(topic string) string {
-		res, err := p.jobs.Enqueue(t.Context(), sluice.RawArgs{TopicName: topic}, nil)
+		res, err := p.jobs.Enqueue(t.Context(), sluice.RawArgs{TopicName: topic, Payload: json.RawMessage(`{"n": 7}`)}, nil)
 		require.NoError(t, err)
 		return res.Job.ID
 	}
@@ -136,6 +137,10 @@ func TestJSWorkerFailsForGoodAfterItsRetries(t *testing.T) {
 	row = waitJob(t, p, enqueue("js.async"))
 	require.Equal(t, sluice.StatusFailed, row.Status)
 	require.Equal(t, "rejected", row.Errors[0].Error)
+
+	row = waitJob(t, p, enqueue("js.resolved"))
+	require.Equal(t, sluice.StatusCompleted, row.Status)
+	require.JSONEq(t, `{"resolved": 7}`, string(row.Result), "a promise's value is the result")
 }
 
 func TestJSWorkerAcksInsideRunInTransaction(t *testing.T) {
