@@ -1,6 +1,9 @@
 // Command app is a PocketBase app with a job queue: creating an order
 // enqueues its charge in the same transaction, and a worker charges it,
 // marking the order charged in the transaction that completes the job.
+// Then pb_hooks/receipts.pb.js takes over in JavaScript: the order's
+// update to charged enqueues a receipt job, and a JavaScript worker writes
+// the receipt, completing its job in the same transaction.
 //
 //	go run . serve
 //
@@ -20,6 +23,7 @@ import (
 
 	"github.com/pocketbase/pocketbase"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/plugins/jsvm"
 	"github.com/pocketbase/pocketbase/tools/types"
 
 	"github.com/sluicehq/sluice"
@@ -54,6 +58,9 @@ func main() {
 	sluicepb.EnqueueOnCreate(jobs, "orders", func(e *core.RecordEvent) (sluice.JobArgs, *sluice.EnqueueOptions, error) {
 		return ChargeArgs{Order: e.Record.Id, Amount: e.Record.GetInt("amount")}, nil, nil
 	})
+	// $jobs in pb_hooks (next to pb_data), and the JavaScript workers it
+	// registers.
+	jsvm.MustRegister(app, jobs.JSConfig(jsvm.Config{}, nil))
 	app.OnServe().BindFunc(func(e *core.ServeEvent) error {
 		if err := ensureOrders(e.App); err != nil {
 			return err
@@ -93,6 +100,7 @@ func ensureOrders(app core.App) error {
 	orders.Fields.Add(
 		&core.NumberField{Name: "amount", Required: true},
 		&core.SelectField{Name: "status", Values: []string{"new", "charged"}, MaxSelect: 1},
+		&core.TextField{Name: "receipt"},
 		&core.AutodateField{Name: "created", OnCreate: true},
 	)
 	orders.ListRule = types.Pointer(`@request.auth.id != ""`)
