@@ -114,6 +114,7 @@ func TestJSWorkerOutcomes(t *testing.T) {
 		$jobs.work("js.broken", (job) => { throw "not an Error: " + job.attempt; }, { maxRetries: 1, timeout: "5s" });
 		$jobs.work("js.async", async (job) => { throw new Error("rejected"); }, { maxRetries: 0 });
 		$jobs.work("js.resolved", async (job) => { return { resolved: job.payload.n }; });
+		$jobs.work("js.goerror", (job) => { $app.findRecordById("no_such_collection", "x"); }, { maxRetries: 0 });
 	`)
 	p.serve(t)
 
@@ -141,6 +142,10 @@ func TestJSWorkerOutcomes(t *testing.T) {
 	row = waitJob(t, p, enqueue("js.resolved"))
 	require.Equal(t, sluice.StatusCompleted, row.Status)
 	require.JSONEq(t, `{"resolved": 7}`, string(row.Result), "a promise's value is the result")
+
+	row = waitJob(t, p, enqueue("js.goerror"))
+	require.Equal(t, sluice.StatusFailed, row.Status)
+	require.Equal(t, "sql: no rows in result set", row.Errors[0].Error, "a Go error thrown in JavaScript keeps its message")
 }
 
 func TestJSWorkerAcksInsideRunInTransaction(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dop251/goja"
@@ -35,7 +37,7 @@ func (h *jsHost) work(vm *goja.Runtime, args []goja.Value) error {
 	if _, ok := goja.AssertFunction(args[1]); !ok {
 		return fmt.Errorf("work %q: the handler is not a function", topic)
 	}
-	prog, err := goja.Compile("$jobs.work:"+topic, "{("+args[1].String()+").apply(undefined, __args)}", true)
+	prog, err := goja.Compile(scriptPath(), "{("+args[1].String()+").apply(undefined, __args)}", true)
 	if err != nil {
 		return fmt.Errorf("work %q: %w", topic, err)
 	}
@@ -63,6 +65,17 @@ func (h *jsHost) work(vm *goja.Runtime, args []goja.Value) error {
 		}
 	}
 	return AddRawWorker(h.jobs, topic, w)
+}
+
+// scriptPath is the file name handlers are compiled under, as the jsvm
+// plugin compiles pb_hooks' handlers: a file in the working directory, so
+// that require() finds the node_modules folders above it.
+func scriptPath() string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "pb.js"
+	}
+	return filepath.Join(cwd, "pb.js")
 }
 
 // jsWorker works the jobs of one topic with a JavaScript handler.
