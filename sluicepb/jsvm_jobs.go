@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -33,7 +34,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		if err != nil {
 			throw(vm, "enqueue", err)
 		}
-		return fromJSON(vm, enqueueJSON{Job: res.Job, Duplicate: res.Duplicate})
+		return fromJSON(vm, enqueueJSON{Job: jsJobOf(res.Job), Duplicate: res.Duplicate})
 	})
 	set("enqueueTx", func(call goja.FunctionCall) goja.Value {
 		txApp := appArg(vm, "enqueueTx", call.Argument(0))
@@ -42,14 +43,14 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		if err != nil {
 			throw(vm, "enqueueTx", err)
 		}
-		return fromJSON(vm, enqueueJSON{Job: res.Job, Duplicate: res.Duplicate})
+		return fromJSON(vm, enqueueJSON{Job: jsJobOf(res.Job), Duplicate: res.Duplicate})
 	})
 	set("get", func(call goja.FunctionCall) goja.Value {
 		row, err := h.client(vm, "get").Get(ctx, call.Argument(0).String())
 		if err != nil {
 			throw(vm, "get", err)
 		}
-		return fromJSON(vm, row)
+		return fromJSON(vm, jsJobOf(row))
 	})
 	set("list", func(call goja.FunctionCall) goja.Value {
 		var f jsListFilter
@@ -64,7 +65,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		if err != nil {
 			throw(vm, "list", err)
 		}
-		return fromJSON(vm, listJSON{Items: orEmpty(res.Jobs), Total: res.Total, NextCursor: res.NextCursor})
+		return fromJSON(vm, listJSON{Items: jsJobsOf(res.Jobs), Total: res.Total, NextCursor: res.NextCursor})
 	})
 	set("stats", func(call goja.FunctionCall) goja.Value {
 		var f jsStatsFilter
@@ -84,7 +85,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 			if err != nil {
 				throw(vm, name, err)
 			}
-			return fromJSON(vm, row)
+			return fromJSON(vm, jsJobOf(row))
 		})
 	}
 	act("requeue", func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) { return c.Requeue(ctx, id) })
@@ -198,25 +199,57 @@ func (h *jsHost) runningJob(vm *goja.Runtime, op string, v goja.Value) *sluice.J
 // a job that no JavaScript worker of this process is working.
 var ErrNotRunning = errors.New("sluicepb: not a running job")
 
+// jsJob is a job as $jobs returns it: sluice's JobRow, with its logs as
+// the HTTP API shows them.
+type jsJob struct {
+	*sluice.JobRow
+	Logs []jsLogRecord `json:"logs,omitempty"`
+}
+
+// jsLogRecord is a record a job's worker logged, as the HTTP API shows it.
+type jsLogRecord struct {
+	Attempt int             `json:"attempt"`
+	Level   slog.Level      `json:"level"`
+	Time    time.Time       `json:"time"`
+	Message string          `json:"message"`
+	Attrs   json.RawMessage `json:"attrs"`
+}
+
+func jsJobOf(row *sluice.JobRow) *jsJob {
+	if row == nil {
+		return nil
+	}
+	j := &jsJob{JobRow: row}
+	for _, r := range row.Logs {
+		attrs := r.Attrs
+		if len(attrs) == 0 {
+			attrs = json.RawMessage("{}")
+		}
+		j.Logs = append(j.Logs, jsLogRecord{Attempt: r.Attempt, Level: r.Level, Time: r.Time, Message: r.Message, Attrs: attrs})
+	}
+	return j
+}
+
+func jsJobsOf(rows []*sluice.JobRow) []*jsJob {
+	out := make([]*jsJob, len(rows))
+	for i, r := range rows {
+		out[i] = jsJobOf(r)
+	}
+	return out
+}
+
 // enqueueJSON is what $jobs.enqueue returns, as POST /api/jobs/enqueue
 // answers.
 type enqueueJSON struct {
-	Job       *sluice.JobRow `json:"job"`
-	Duplicate bool           `json:"duplicate"`
+	Job       *jsJob `json:"job"`
+	Duplicate bool   `json:"duplicate"`
 }
 
 // listJSON is what $jobs.list returns, as GET /api/jobs answers.
 type listJSON struct {
-	Items      []*sluice.JobRow `json:"items"`
-	Total      int              `json:"total"`
-	NextCursor string           `json:"next_cursor,omitempty"`
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	Items      []*jsJob `json:"items"`
+	Total      int      `json:"total"`
+	NextCursor string   `json:"next_cursor,omitempty"`
 }
 
 // statsJSON is what $jobs.stats returns, as GET /api/jobs/stats answers.

@@ -2,6 +2,7 @@ package sluicepb_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -146,6 +147,40 @@ func TestJSWorkerOutcomes(t *testing.T) {
 	row = waitJob(t, p, enqueue("js.goerror"))
 	require.Equal(t, sluice.StatusFailed, row.Status)
 	require.Equal(t, "sql: no rows in result set", row.Errors[0].Error, "a Go error thrown in JavaScript keeps its message")
+}
+
+func TestJSWorkerLogsAndReportsProgress(t *testing.T) {
+	t.Parallel()
+	p := newJSApp(t, nil, `
+		$jobs.work("js.observed", (job) => {
+			job.logger.info("charging", { amount: job.payload.amount, card: "visa" });
+			job.logger.warn("slow provider");
+			job.progress(50, "half way");
+			let refused = "";
+			try {
+				job.progress(150);
+			} catch (err) {
+				refused = String(err);
+			}
+			return { refused: refused, methods: typeof job.progress + " " + typeof job.logger.debug };
+		});
+	`)
+	p.serve(t)
+	res, err := p.jobs.Enqueue(t.Context(), sluice.RawArgs{TopicName: "js.observed", Payload: json.RawMessage(`{"amount": 5}`)}, nil)
+	require.NoError(t, err)
+	row := waitJob(t, p, res.Job.ID)
+	require.Equal(t, sluice.StatusCompleted, row.Status, "%v", row.Errors)
+	require.Len(t, row.Logs, 2)
+	require.Equal(t, "charging", row.Logs[0].Message)
+	require.Equal(t, slog.LevelInfo, row.Logs[0].Level)
+	require.Equal(t, 1, row.Logs[0].Attempt)
+	require.JSONEq(t, `{"amount": 5, "card": "visa"}`, string(row.Logs[0].Attrs))
+	require.Equal(t, "slow provider", row.Logs[1].Message)
+	require.Equal(t, slog.LevelWarn, row.Logs[1].Level)
+	var out struct{ Refused, Methods string }
+	require.NoError(t, json.Unmarshal(row.Result, &out))
+	require.Contains(t, out.Refused, "job.progress")
+	require.Equal(t, "function function", out.Methods)
 }
 
 func TestJSWorkerAcksInsideRunInTransaction(t *testing.T) {

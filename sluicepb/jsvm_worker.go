@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/dop251/goja"
@@ -127,7 +129,7 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 		}
 	}()
 
-	vm.Set("__args", []any{fromJSON(vm, job.JobRow)})
+	vm.Set("__args", []any{jobObject(ctx, vm, job)})
 	res, err := vm.RunProgram(w.prog)
 	vm.Set("__args", goja.Undefined())
 	if err != nil {
@@ -142,6 +144,51 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 		return fmt.Errorf("the handler's result: %w", err)
 	}
 	return sluice.SetResult(ctx, json.RawMessage(b))
+}
+
+// jobObject returns the job a handler gets: the job as $jobs.get returns
+// it, with progress(percent, message) to report its progress and logger
+// (debug, info, warn, error: (message, attrs)) to log records kept with
+// it, as sluice.ReportProgress and sluice.Logger do in Go.
+func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.RawArgs]) goja.Value {
+	v := fromJSON(vm, jsJobOf(job.JobRow))
+	obj := v.ToObject(vm)
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(obj.Set("progress", func(call goja.FunctionCall) goja.Value {
+		msg := ""
+		if m := call.Argument(1); !goja.IsUndefined(m) && !goja.IsNull(m) {
+			msg = m.String()
+		}
+		if err := sluice.ReportProgress(ctx, call.Argument(0).ToFloat(), msg); err != nil {
+			panic(vm.NewGoError(fmt.Errorf("job.progress: %w", err)))
+		}
+		return goja.Undefined()
+	}))
+	logger := vm.NewObject()
+	for name, level := range map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError} {
+		must(logger.Set(name, func(call goja.FunctionCall) goja.Value {
+			var attrs []any
+			if a, ok := call.Argument(1).(*goja.Object); ok {
+				m, _ := a.Export().(map[string]any)
+				keys := make([]string, 0, len(m))
+				for k := range m {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					attrs = append(attrs, slog.Any(k, m[k]))
+				}
+			}
+			sluice.Logger(ctx).Log(ctx, level, call.Argument(0).String(), attrs...)
+			return goja.Undefined()
+		}))
+	}
+	must(obj.Set("logger", logger))
+	return v
 }
 
 // settled returns the value of a handler's result, that of a fulfilled
