@@ -77,7 +77,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		if err != nil {
 			throw(vm, "stats", err)
 		}
-		return fromJSON(vm, statsOf(st))
+		return fromJSON(vm, statsOf(st, time.Duration(f.Bucket)))
 	})
 	act := func(name string, do func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error)) {
 		set(name, func(call goja.FunctionCall) goja.Value {
@@ -264,14 +264,26 @@ type statsJSON struct {
 	SuccessRate   float64                             `json:"success_rate"`
 	AvgDurationMS float64                             `json:"avg_duration_ms"`
 	P95DurationMS float64                             `json:"p95_duration_ms"`
-	Series        []sluice.StatsBucket                `json:"series,omitempty"`
+	BucketSeconds float64                             `json:"bucket_seconds,omitempty"`
+	Series        []jsStatsPoint                      `json:"series,omitempty"`
 }
 
-func statsOf(st *sluice.Stats) statsJSON {
+// jsStatsPoint is one bucket of $jobs.stats' series.
+type jsStatsPoint struct {
+	Start     time.Time `json:"start"`
+	Completed int       `json:"completed"`
+	Failed    int       `json:"failed"`
+}
+
+func statsOf(st *sluice.Stats, bucket time.Duration) statsJSON {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return statsJSON{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
+	out := statsJSON{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
 		WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed, SuccessRate: st.SuccessRate,
-		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), Series: st.Series}
+		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), BucketSeconds: bucket.Seconds()}
+	for _, p := range st.Series {
+		out.Series = append(out.Series, jsStatsPoint{Start: p.Start, Completed: p.Completed, Failed: p.Failed})
+	}
+	return out
 }
 
 // jsEnqueueOptions are the options of $jobs.enqueue, named as the JS SDK

@@ -299,19 +299,30 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 		routerAdd("POST", "/manage/{id}", (e) => {
 			const id = e.request.pathValue("id");
 			const out = {};
+			try {
 			out.got = $jobs.get(id).status;
 			out.cancelled = $jobs.cancel(id).status;
-			out.requeued = $jobs.requeue(id).status;
-			out.cancelledAgain = $jobs.cancel(id).status;
 			out.listed = $jobs.list({ topics: ["js.charge"], statuses: ["cancelled"], order: "newest", limit: 5 }).items.map((j) => j.id);
-			out.stats = $jobs.stats({ topics: ["js.charge"], window: "1h" }).by_status;
+			const stats = $jobs.stats({ topics: ["js.charge"], window: "1h", bucket: "10m" });
+			out.stats = stats.by_status;
+			out.series = [stats.series.length >= 6, Object.keys(stats.series[0]).sort().join(","), stats.bucket_seconds];
 			out.deleted = $jobs.delete(id).id;
 			try {
 				$jobs.get(id);
 			} catch (err) {
 				out.afterDelete = String(err);
 			}
+			} catch (err) {
+				return e.json(500, { error: String(err), out: out });
+			}
 			return e.json(200, out);
+		});
+
+		// A requeued job is due at once: the worker may take it right away.
+		routerAdd("POST", "/requeue/{id}", (e) => {
+			const id = e.request.pathValue("id");
+			const cancelled = $jobs.cancel(id).status;
+			return e.json(200, { cancelled: cancelled, requeued: $jobs.requeue(id).status });
 		});
 
 		routerAdd("POST", "/ack-outside", (e) => {
@@ -362,12 +373,19 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 	require.Equal(t, 200, status, "%v", out)
 	require.Equal(t, "pending", out["got"])
 	require.Equal(t, "cancelled", out["cancelled"])
-	require.Equal(t, "pending", out["requeued"])
-	require.Equal(t, "cancelled", out["cancelledAgain"])
 	require.Equal(t, []any{later["id"]}, out["listed"])
 	require.EqualValues(t, 1, out["stats"].(map[string]any)["cancelled"])
+	require.Equal(t, []any{true, "completed,failed,start", 600.0}, out["series"], "a point per 10 minutes of the hour")
 	require.Equal(t, later["id"], out["deleted"])
 	require.Contains(t, out["afterDelete"], "not found")
+
+	requeue, err := p.jobs.Enqueue(t.Context(), sluice.RawArgs{TopicName: "js.charge", Payload: json.RawMessage(`{"order": "again"}`)},
+		&sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	status, out = p.call(t, "POST", "/requeue/"+requeue.Job.ID, "", nil)
+	require.Equal(t, 200, status, "%v", out)
+	require.Equal(t, map[string]any{"cancelled": "cancelled", "requeued": "pending"}, out)
+	require.Equal(t, sluice.StatusCompleted, waitJob(t, p, requeue.Job.ID).Status)
 
 	for _, tt := range []struct {
 		name string
@@ -393,7 +411,7 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 
 	list, err = c.List(t.Context(), &sluice.ListFilter{})
 	require.NoError(t, err)
-	require.Equal(t, 1, list.Total, "bad input wrote nothing")
+	require.Equal(t, 2, list.Total, "bad input wrote nothing")
 }
 
 func TestJSWorkCannotAddWorkersOnceServing(t *testing.T) {
