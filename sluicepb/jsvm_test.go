@@ -155,14 +155,14 @@ func TestJSWorkerLogsAndReportsProgress(t *testing.T) {
 		$jobs.work("js.observed", (job) => {
 			job.logger.info("charging", { amount: job.payload.amount, card: "visa" });
 			job.logger.warn("slow provider");
-			job.progress(50, "half way");
+			job.reportProgress(50, "half way");
 			let refused = "";
 			try {
-				job.progress(150);
+				job.reportProgress(150);
 			} catch (err) {
 				refused = String(err);
 			}
-			return { refused: refused, methods: typeof job.progress + " " + typeof job.logger.debug };
+			return { refused: refused, methods: typeof job.reportProgress + " " + typeof job.logger.debug };
 		});
 	`)
 	p.serve(t)
@@ -179,7 +179,7 @@ func TestJSWorkerLogsAndReportsProgress(t *testing.T) {
 	require.Equal(t, slog.LevelWarn, row.Logs[1].Level)
 	var out struct{ Refused, Methods string }
 	require.NoError(t, json.Unmarshal(row.Result, &out))
-	require.Contains(t, out.Refused, "job.progress")
+	require.Contains(t, out.Refused, "job.reportProgress")
 	require.Equal(t, "function function", out.Methods)
 }
 

@@ -147,7 +147,7 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 }
 
 // jobObject returns the job a handler gets: the job as $jobs.get returns
-// it, with progress(percent, message) to report its progress and logger
+// it, with reportProgress(percent, message) to report its progress and logger
 // (debug, info, warn, error: (message, attrs)) to log records kept with
 // it, as sluice.ReportProgress and sluice.Logger do in Go.
 func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.RawArgs]) goja.Value {
@@ -158,13 +158,13 @@ func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.Raw
 			panic(err)
 		}
 	}
-	must(obj.Set("progress", func(call goja.FunctionCall) goja.Value {
+	must(obj.Set("reportProgress", func(call goja.FunctionCall) goja.Value {
 		msg := ""
 		if m := call.Argument(1); !goja.IsUndefined(m) && !goja.IsNull(m) {
 			msg = m.String()
 		}
 		if err := sluice.ReportProgress(ctx, call.Argument(0).ToFloat(), msg); err != nil {
-			panic(vm.NewGoError(fmt.Errorf("job.progress: %w", err)))
+			panic(vm.NewGoError(fmt.Errorf("job.reportProgress: %w", err)))
 		}
 		return goja.Undefined()
 	}))

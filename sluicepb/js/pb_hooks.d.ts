@@ -39,8 +39,8 @@ declare namespace sluicepb {
 
   /** The job a JavaScript worker's handler gets. */
   interface WorkerJob<P = any> extends Job<P> {
-    /** Reports how far the job is: percent from 0 to 100. */
-    progress(percent: number, message?: string): void;
+    /** Reports how far the job is: percent from 0 to 100 (job.progress is the progress stored earlier). */
+    reportProgress(percent: number, message?: string): void;
     /** Logs records kept with the job. */
     logger: {
       debug(message: string, attrs?: { [key: string]: any }): void;
