@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -185,13 +186,31 @@ func BenchmarkRecordCreateUnderLoad(b *testing.B) {
 	if clientbench.Small() {
 		rounds, perRound = 2, 20
 	}
-	for b.Loop() {
-		idle, loaded, rate := createLatency(b, rounds, perRound, backlog)
-		b.ReportMetric(idle, "idle_p99_ms")
-		b.ReportMetric(loaded, "loaded_p99_ms")
-		b.ReportMetric(loaded/idle, "loaded/idle")
-		b.ReportMetric(rate, "jobs/s_meanwhile")
+	// The default pool, and a pool of two workers: fewer jobs at once
+	// leave more of the processors to the app.
+	for _, workers := range []int{10, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				m := createLatency(b, workers, rounds, perRound, backlog)
+				b.ReportMetric(m.idle, "idle_p99_ms")
+				b.ReportMetric(m.loaded, "loaded_p99_ms")
+				b.ReportMetric(m.loaded/m.idle, "loaded/idle")
+				b.ReportMetric(m.idleP50, "idle_p50_ms")
+				b.ReportMetric(m.loadedP50, "loaded_p50_ms")
+				b.ReportMetric(m.healthIdle, "health_idle_p99_ms")
+				b.ReportMetric(m.healthLoaded, "health_loaded_p99_ms")
+				b.ReportMetric(m.rate, "jobs/s_meanwhile")
+			}
+		})
 	}
+}
+
+// latencies are what createLatency measures: the p99s in ms of record
+// creates and of GET /api/health (which writes nothing), idle and under
+// load, the creates' p50s, and the jobs/s worked under load.
+type latencies struct {
+	idle, loaded, healthIdle, healthLoaded, rate float64
+	idleP50, loadedP50                           float64
 }
 
 // gate lets the benchmark's workers run or holds them.
@@ -234,16 +253,16 @@ func (g *gate) close() {
 	}
 }
 
-// createLatency serves an app with a backlog of jobs, and measures record
-// creates in rounds: perRound with the workers held (the queue idle), then
-// perRound while they burn the backlog. It returns both p99s in ms and the
-// jobs/s worked during the loaded rounds.
-func createLatency(b *testing.B, rounds, perRound, backlog int) (idleP99, loadedP99, rate float64) {
+// createLatency serves an app with a backlog of jobs and workers workers,
+// and measures record creates, each followed by a health check, in
+// rounds: perRound with the workers held (the queue idle), then perRound
+// while they burn the backlog.
+func createLatency(b *testing.B, workers, rounds, perRound, backlog int) latencies {
 	b.Helper()
 	var worked atomic.Int64
 	g := newGate()
 	g.close()
-	p := newApp(b, nil, func(j *sluicepb.Jobs) {
+	p := newApp(b, &sluicepb.Config{Workers: workers}, func(j *sluicepb.Jobs) {
 		if err := sluicepb.AddWorker(j, sluice.WorkFunc(func(context.Context, *sluice.Job[clientbench.Args]) error {
 			g.wait()
 			worked.Add(1)
@@ -268,43 +287,59 @@ func createLatency(b *testing.B, rounds, perRound, backlog int) (idleP99, loaded
 		g.open()
 		p.terminate(b)
 	}()
-	create := func() time.Duration {
+	timed := func(do func() (*http.Response, error)) time.Duration {
 		t0 := time.Now()
-		res, err := http.Post(p.url+"/api/collections/orders/records", "application/json",
-			bytes.NewReader([]byte(`{"amount": 42}`)))
+		res, err := do()
 		if err != nil {
 			b.Fatal(err)
 		}
 		_ = res.Body.Close()
 		if res.StatusCode != http.StatusOK {
-			b.Fatalf("create: %s", res.Status)
+			b.Fatalf("%s %s: %s", res.Request.Method, res.Request.URL, res.Status)
 		}
 		return time.Since(t0)
+	}
+	create := func() time.Duration {
+		return timed(func() (*http.Response, error) {
+			return http.Post(p.url+"/api/collections/orders/records", "application/json",
+				bytes.NewReader([]byte(`{"amount": 42}`)))
+		})
+	}
+	health := func() time.Duration {
+		return timed(func() (*http.Response, error) { return http.Get(p.url + "/api/health") })
 	}
 	for range 20 {
 		create() // warm up
 	}
-	var idle, loaded []time.Duration
+	var idle, loaded, hIdle, hLoaded []time.Duration
 	var busy time.Duration
+	var n int64
 	for range rounds {
 		time.Sleep(50 * time.Millisecond) // the held workers' jobs settle
 		for range perRound {
-			idle = append(idle, create())
+			idle, hIdle = append(idle, create()), append(hIdle, health())
 		}
 		g.open()
 		time.Sleep(50 * time.Millisecond) // up to speed
 		start, before := time.Now(), worked.Load()
 		for range perRound {
-			loaded = append(loaded, create())
+			loaded, hLoaded = append(loaded, create()), append(hLoaded, health())
 		}
 		busy += time.Since(start)
-		rate += float64(worked.Load() - before)
+		n += worked.Load() - before
 		g.close()
 	}
 	if worked.Load() >= int64(backlog) {
 		b.Fatalf("the backlog of %d jobs ran out during the measurement: make it larger", backlog)
 	}
-	return p99ms(idle), p99ms(loaded), rate / busy.Seconds()
+	return latencies{idle: p99ms(idle), loaded: p99ms(loaded), healthIdle: p99ms(hIdle), healthLoaded: p99ms(hLoaded),
+		rate: float64(n) / busy.Seconds(), idleP50: p50ms(idle), loadedP50: p50ms(loaded)}
+}
+
+// p50ms returns the median of lat in ms (lat sorted, as p99ms leaves it).
+func p50ms(lat []time.Duration) float64 {
+	slices.Sort(lat)
+	return float64(lat[len(lat)/2]) / float64(time.Millisecond)
 }
 
 // p99ms returns the 99th percentile of lat in ms.
