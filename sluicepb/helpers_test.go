@@ -50,7 +50,7 @@ type pbApp struct {
 // newApp creates an app on a fresh data directory, registers jobs with cfg,
 // lets setup add workers, bootstraps the app and runs its migrations. The
 // app is terminated when the test ends.
-func newApp(t *testing.T, cfg *sluicepb.Config, setup func(*sluicepb.Jobs)) *pbApp {
+func newApp(t testing.TB, cfg *sluicepb.Config, setup func(*sluicepb.Jobs)) *pbApp {
 	t.Helper()
 	dir := t.TempDir()
 	app := core.NewBaseApp(core.BaseAppConfig{DataDir: dir})
@@ -68,7 +68,7 @@ func newApp(t *testing.T, cfg *sluicepb.Config, setup func(*sluicepb.Jobs)) *pbA
 
 // serve serves the app on an ephemeral port of the loopback interface and
 // waits until it answers.
-func (p *pbApp) serve(t *testing.T) {
+func (p *pbApp) serve(t testing.TB) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func (p *pbApp) serve(t *testing.T) {
 
 // terminate triggers the app's termination, as PocketBase does on a
 // signal, once.
-func (p *pbApp) terminate(t *testing.T) {
+func (p *pbApp) terminate(t testing.TB) {
 	t.Helper()
 	if p.app == nil || !p.app.IsBootstrapped() {
 		return
@@ -114,7 +114,7 @@ func (p *pbApp) terminate(t *testing.T) {
 
 // newAuth creates an auth record in collection (_superusers or users) and
 // returns its auth token.
-func (p *pbApp) newAuth(t *testing.T, collection, email string) string {
+func (p *pbApp) newAuth(t testing.TB, collection, email string) string {
 	t.Helper()
 	coll, err := p.app.FindCollectionByNameOrId(collection)
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func (p *pbApp) newAuth(t *testing.T, collection, email string) string {
 // call sends a request to the app with token (none if empty) and body
 // (encoded as JSON unless nil), and returns the status and the decoded
 // answer.
-func (p *pbApp) call(t *testing.T, method, path, token string, body any) (int, map[string]any) {
+func (p *pbApp) call(t testing.TB, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
