@@ -414,6 +414,60 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 	require.Equal(t, 2, list.Total, "bad input wrote nothing")
 }
 
+// A record and its job from a JS hook: the hook opens a transaction
+// around a write that is in none (app.Save, the record API) and joins the
+// one a write is already in, as docs/pocketbase-js.md shows.
+func TestJSRecordHookEnqueuesInTheWritesTransaction(t *testing.T) {
+	t.Parallel()
+	p := newJSApp(t, nil, `
+		$jobs.work("js.note", (job) => {});
+		onRecordCreateExecute((e) => {
+			const app = e.app;
+			try {
+				app.runInTransaction((txApp) => {
+					e.app = txApp;
+					e.next();
+					$jobs.enqueueTx(txApp, "js.note", { note: e.record.id }, { uniqueKey: "note-" + e.record.getString("text") });
+					if (e.record.getString("text").startsWith("veto")) {
+						throw new Error("vetoed");
+					}
+				});
+			} finally {
+				e.app = app;
+			}
+		}, "notes");
+	`)
+	coll, err := p.app.FindCollectionByNameOrId("notes")
+	require.NoError(t, err)
+	save := func(app core.App, text string) error {
+		rec := core.NewRecord(coll)
+		rec.Set("text", text)
+		return app.Save(rec)
+	}
+	require.NoError(t, save(p.app, "alone"))
+	require.ErrorContains(t, save(p.app, "veto alone"), "vetoed")
+	require.NoError(t, p.app.RunInTransaction(func(txApp core.App) error { return save(txApp, "in a transaction") }))
+	err = p.app.RunInTransaction(func(txApp core.App) error {
+		if err := save(txApp, "rolled back"); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+
+	require.Equal(t, []string{"alone", "in a transaction"}, notes(t, p))
+	c, err := p.jobs.Client()
+	require.NoError(t, err)
+	list, err := c.List(t.Context(), &sluice.ListFilter{})
+	require.NoError(t, err)
+	var keys []string
+	for _, j := range list.Jobs {
+		keys = append(keys, j.UniqueKey)
+	}
+	sort.Strings(keys)
+	require.Equal(t, []string{"note-alone", "note-in a transaction"}, keys, "a job for each note kept, none for the others")
+}
+
 func TestJSWorkCannotAddWorkersOnceServing(t *testing.T) {
 	t.Parallel()
 	p := newJSApp(t, nil, `
