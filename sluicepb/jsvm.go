@@ -57,7 +57,7 @@ func (j *Jobs) JSConfig(cfg jsvm.Config, opts *JSOptions) jsvm.Config {
 		jobs:    j,
 		author:  cfg,
 		slots:   make(chan struct{}, n),
-		idle:    make(chan *goja.Runtime, n),
+		idle:    make(chan *jsVM, n),
 		running: make(map[string]*sluice.Job[sluice.RawArgs]),
 	}
 	out := cfg
@@ -79,7 +79,7 @@ type jsHost struct {
 
 	// slots bounds the runtimes in use; idle holds those not in use.
 	slots chan struct{}
-	idle  chan *goja.Runtime
+	idle  chan *jsVM
 
 	requireOnce sync.Once
 	registry    *require.Registry
@@ -91,29 +91,30 @@ type jsHost struct {
 
 // acquire returns a runtime to run one job on, once fewer than the
 // concurrency limit are in use, or ctx's error.
-func (h *jsHost) acquire(ctx context.Context) (*goja.Runtime, error) {
+func (h *jsHost) acquire(ctx context.Context) (*jsVM, error) {
 	select {
 	case h.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
-	case vm := <-h.idle:
-		return vm, nil
+	case r := <-h.idle:
+		return r, nil
 	default:
 		return h.newRuntime(), nil
 	}
 }
 
-// release gives vm back to the pool.
-func (h *jsHost) release(vm *goja.Runtime) {
-	h.idle <- vm
+// release gives r back to the pool.
+func (h *jsHost) release(r *jsVM) {
+	h.idle <- r
 	<-h.slots
 }
 
 // newRuntime returns a runtime bound as the jsvm plugin binds the
-// runtimes of pb_hooks, with $jobs and the author's OnInit.
-func (h *jsHost) newRuntime() *goja.Runtime {
+// runtimes of pb_hooks, with $jobs and the author's OnInit, and the
+// helpers of the jobs it will run.
+func (h *jsHost) newRuntime() *jsVM {
 	h.requireOnce.Do(func() {
 		h.registry = new(require.Registry)
 		h.templates = template.NewRegistry()
@@ -146,7 +147,7 @@ func (h *jsHost) newRuntime() *goja.Runtime {
 	if h.author.OnInit != nil {
 		h.author.OnInit(vm)
 	}
-	return vm
+	return newJSVM(vm)
 }
 
 // throw panics with err as a JavaScript exception in vm: goja turns the

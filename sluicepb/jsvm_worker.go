@@ -102,11 +102,14 @@ func (w *jsWorker) Timeout(*sluice.Job[sluice.RawArgs]) time.Duration { return w
 // is stored as the job's result. When ctx ends the handler is
 // interrupted.
 func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) error {
-	vm, err := w.h.acquire(ctx)
+	r, err := w.h.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer w.h.release(vm)
+	defer w.h.release(r)
+	vm := r.vm
+	r.ctx = ctx
+	defer func() { r.ctx = nil }()
 
 	w.h.mu.Lock()
 	w.h.running[job.ID] = job
@@ -129,7 +132,7 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 		}
 	}()
 
-	vm.Set("__args", []any{jobObject(ctx, vm, job)})
+	vm.Set("__args", []any{r.jobObject(job)})
 	res, err := vm.RunProgram(w.prog)
 	vm.Set("__args", goja.Undefined())
 	if err != nil {
@@ -146,19 +149,25 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 	return sluice.SetResult(ctx, json.RawMessage(b))
 }
 
-// jobObject returns the job a handler gets: the job as $jobs.get returns
-// it, with reportProgress(percent, message) to report its progress and logger
-// (debug, info, warn, error: (message, attrs)) to log records kept with
-// it, as sluice.ReportProgress and sluice.Logger do in Go.
-func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.RawArgs]) goja.Value {
-	v := fromJSON(vm, jsJobOf(job.JobRow))
-	obj := v.ToObject(vm)
-	must := func(err error) {
-		if err != nil {
-			panic(err)
+// jsVM is a runtime of the pool, with the helpers of the job it runs
+// (made once, as making functions is a good part of a job's cost).
+type jsVM struct {
+	vm *goja.Runtime
+	// ctx is the context of the job running, nil between jobs.
+	ctx                    context.Context
+	reportProgress, logger goja.Value
+}
+
+func newJSVM(vm *goja.Runtime) *jsVM {
+	r := &jsVM{vm: vm}
+	job := func(op string) context.Context {
+		if r.ctx == nil {
+			panic(vm.NewGoError(fmt.Errorf("%s: %w", op, sluice.ErrNotJobContext)))
 		}
+		return r.ctx
 	}
-	must(obj.Set("reportProgress", func(call goja.FunctionCall) goja.Value {
+	r.reportProgress = vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		ctx := job("job.reportProgress")
 		msg := ""
 		if m := call.Argument(1); !goja.IsUndefined(m) && !goja.IsNull(m) {
 			msg = m.String()
@@ -167,10 +176,11 @@ func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.Raw
 			panic(vm.NewGoError(fmt.Errorf("job.reportProgress: %w", err)))
 		}
 		return goja.Undefined()
-	}))
+	})
 	logger := vm.NewObject()
 	for name, level := range map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError} {
-		must(logger.Set(name, func(call goja.FunctionCall) goja.Value {
+		err := logger.Set(name, func(call goja.FunctionCall) goja.Value {
+			ctx := job("job.logger." + name)
 			var attrs []any
 			if a, ok := call.Argument(1).(*goja.Object); ok {
 				m, _ := a.Export().(map[string]any)
@@ -185,9 +195,28 @@ func jobObject(ctx context.Context, vm *goja.Runtime, job *sluice.Job[sluice.Raw
 			}
 			sluice.Logger(ctx).Log(ctx, level, call.Argument(0).String(), attrs...)
 			return goja.Undefined()
-		}))
+		})
+		if err != nil {
+			panic(err)
+		}
 	}
-	must(obj.Set("logger", logger))
+	r.logger = logger
+	return r
+}
+
+// jobObject returns the job a handler gets: the job as $jobs.get returns
+// it, with reportProgress(percent, message) to report its progress and
+// logger (debug, info, warn, error: (message, attrs)) to log records kept
+// with it, as sluice.ReportProgress and sluice.Logger do in Go.
+func (r *jsVM) jobObject(job *sluice.Job[sluice.RawArgs]) goja.Value {
+	v := fromJSON(r.vm, jsJobOf(job.JobRow))
+	obj := v.ToObject(r.vm)
+	if err := obj.Set("reportProgress", r.reportProgress); err != nil {
+		panic(err)
+	}
+	if err := obj.Set("logger", r.logger); err != nil {
+		panic(err)
+	}
 	return v
 }
 
