@@ -185,6 +185,16 @@ func TestHTTPDashboardCookie(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	status, _ = get(sluicepb.DashboardPath+"api/events", who.superuser)
 	require.Equal(t, http.StatusOK, status)
+	// The short paths under /api/jobs for sluiceweb's other endpoints.
+	for _, path := range []string{"/api/jobs/events", "/api/jobs/queues", "/api/jobs/clients", "/api/jobs/schedules"} {
+		status, _ = get(path, "")
+		require.Equal(t, http.StatusUnauthorized, status, path)
+		status, body = get(path, who.superuser)
+		require.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+	status, body = get(sluicepb.DashboardPath+"api/openapi.json", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `"openapi"`)
 	status, page = get(sluicepb.PanelPath, "")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, page, "dashboard/")

@@ -123,3 +123,46 @@ func TestEnqueueOnCreate(t *testing.T) {
 		require.Contains(t, charges, id)
 	}
 }
+
+// TestEnqueueOnUpdate: an update gets its job in its transaction; an
+// update that fails after the write leaves the record as it was and no
+// job.
+func TestEnqueueOnUpdate(t *testing.T) {
+	t.Parallel()
+	p := newApp(t, nil, func(j *sluicepb.Jobs) {
+		sluicepb.EnqueueOnUpdate(j, "orders", func(e *core.RecordEvent) (sluice.JobArgs, *sluice.EnqueueOptions, error) {
+			if e.Record.GetInt("amount") == 0 {
+				return nil, nil, nil // nothing to charge: no job
+			}
+			return ChargeArgs{Order: e.Record.Id, Amount: e.Record.GetInt("amount")}, nil, nil
+		})
+	})
+	p.app.OnRecordUpdateExecute("orders").BindFunc(func(e *core.RecordEvent) error {
+		if err := e.Next(); err != nil {
+			return err
+		}
+		if e.Record.GetInt("amount") < 0 {
+			return errors.New("declined")
+		}
+		return nil
+	})
+	orders := core.NewBaseCollection("orders")
+	orders.Fields.Add(&core.NumberField{Name: "amount"})
+	require.NoError(t, p.app.Save(orders))
+	order := core.NewRecord(orders)
+	require.NoError(t, p.app.Save(order)) // a create: not this hook's
+	order.Set("amount", 0)
+	require.NoError(t, p.app.Save(order))
+	require.Empty(t, p.charges(t), "an update whose function returns nil args enqueues nothing")
+
+	order.Set("amount", 8)
+	require.NoError(t, p.app.Save(order))
+	require.Equal(t, map[string]int{order.Id: 8}, p.charges(t))
+
+	order.Set("amount", -2)
+	require.ErrorContains(t, p.app.Save(order), "declined")
+	stored, err := p.app.FindRecordById("orders", order.Id)
+	require.NoError(t, err)
+	require.Equal(t, 8, stored.GetInt("amount"))
+	require.Len(t, p.charges(t), 1)
+}

@@ -12,6 +12,20 @@ import (
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 )
 
+// newDriverWithReadDB returns a migrated driver over a fresh database
+// with a write handle of one connection and a read handle beside it, and
+// the write handle.
+func newDriverWithReadDB(t *testing.T) (*sqlitedriver.Driver, *sql.DB) {
+	t.Helper()
+	writer, path := openDB(t, 1)
+	reader, err := sql.Open("sqlite", sqlitedriver.DSN(path))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, reader.Close()) })
+	d := sqlitedriver.New(writer, sqlitedriver.WithReadDB(reader))
+	require.NoError(t, d.Migrate(t.Context()))
+	return d, writer
+}
+
 // TestWithReadDB runs the driver as PocketBase keeps its database: a write
 // handle of one connection and a read handle beside it. While a caller's
 // transaction holds the only write connection, every read outside a
