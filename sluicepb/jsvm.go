@@ -21,14 +21,14 @@ import (
 )
 
 // DefaultJSConcurrency is how many JavaScript workers run at once when
-// JSOptions.Concurrency is 0.
+// JSOptions.Concurrency is 0 or less.
 const DefaultJSConcurrency = 4
 
 // JSOptions configure the JavaScript side of Jobs (see JSConfig).
 type JSOptions struct {
 	// Concurrency is how many JavaScript jobs run at once, each on a
 	// JavaScript runtime of the adapter's own; jobs past it wait for one
-	// to free up. 0 means DefaultJSConcurrency.
+	// to free up. 0 (or less) means DefaultJSConcurrency.
 	Concurrency int
 }
 
