@@ -24,6 +24,7 @@ func TestInvalidConfig(t *testing.T) {
 		"LockDuration":     {LockDuration: -time.Second},
 		"ShutdownTimeout":  {ShutdownTimeout: -time.Second},
 		"AllowedTopics[1]": {AllowedTopics: []string{"mail", ""}},
+		"Sluice.Queues[\"mail\"].MaxWorkers": {Sluice: &sluice.Config{Queues: map[string]sluice.QueueConfig{"mail": {MaxWorkers: -1}}}},
 	} {
 		app := core.NewBaseApp(core.BaseAppConfig{DataDir: t.TempDir()})
 		jobs, err := sluicepb.Register(app, cfg)
