@@ -1,6 +1,7 @@
 package sluicepb
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -138,7 +139,26 @@ func (cfg *Config) withDefaults() (*Config, error) {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if err := c.checkSluice(); err != nil {
+		return nil, err
+	}
 	return &c, nil
+}
+
+// checkSluice checks the client's configuration now, rather than when the
+// app serves: sluice.NewClient validates it without touching a database
+// (migrations are skipped).
+func (cfg *Config) checkSluice() error {
+	_, err := sluice.NewClient(sqlitedriver.New(nil), cfg.sluiceConfig(sluice.NewWorkers()))
+	var ce *sluice.ConfigError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return &ConfigError{Field: "Sluice." + ce.Field, Reason: ce.Reason}
+	default:
+		return &ConfigError{Field: "Sluice", Reason: err.Error()}
+	}
 }
 
 // sluiceConfig returns the client's configuration: Sluice with the

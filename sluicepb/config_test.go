@@ -18,12 +18,13 @@ import (
 func TestInvalidConfig(t *testing.T) {
 	t.Parallel()
 	for field, cfg := range map[string]*sluicepb.Config{
-		"Table":            {Table: "jobs; DROP TABLE users"},
-		"Workers":          {Workers: -1},
-		"PollInterval":     {PollInterval: -time.Second},
-		"LockDuration":     {LockDuration: -time.Second},
-		"ShutdownTimeout":  {ShutdownTimeout: -time.Second},
-		"AllowedTopics[1]": {AllowedTopics: []string{"mail", ""}},
+		"Table":                              {Table: "jobs; DROP TABLE users"},
+		"Workers":                            {Workers: -1},
+		"PollInterval":                       {PollInterval: -time.Second},
+		"LockDuration":                       {LockDuration: -time.Second},
+		"ShutdownTimeout":                    {ShutdownTimeout: -time.Second},
+		"AllowedTopics[1]":                   {AllowedTopics: []string{"mail", ""}},
+		"Sluice.Queues[\"mail\"].MaxWorkers": {Sluice: &sluice.Config{Queues: map[string]sluice.QueueConfig{"mail": {MaxWorkers: -1}}}},
 	} {
 		app := core.NewBaseApp(core.BaseAppConfig{DataDir: t.TempDir()})
 		jobs, err := sluicepb.Register(app, cfg)

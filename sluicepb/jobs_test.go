@@ -13,8 +13,9 @@ import (
 )
 
 // TestEnqueueTxRunsAfterCommit enqueues a job in a PocketBase transaction
-// that stays open well past the client's quick re-polls, with polling
-// effectively off: the worker must start it because the commit wakes it.
+// that stays open well past the client's quick re-polls after an enqueue,
+// with polling effectively off: the worker must start the job once the
+// transaction commits, without waiting for a poll.
 func TestEnqueueTxRunsAfterCommit(t *testing.T) {
 	t.Parallel()
 	ran := make(chan ChargeArgs, 1)
