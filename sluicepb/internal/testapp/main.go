@@ -6,8 +6,9 @@
 // terminates the app as PocketBase does and removes the data directory.
 //
 // Users may enqueue (EnqueueRule `@request.auth.id != ""`); reading and
-// managing jobs is for superusers. Topic "echo" completes with its payload
-// as result; topic "flaky" fails every attempt with "flaky fails".
+// managing jobs is for superusers. Topic "echo" logs "echoing" and
+// completes with its payload as result; topic "flaky" fails every attempt
+// with "flaky fails".
 package main
 
 import (
@@ -62,6 +63,7 @@ func run() error {
 	}
 	err = errors.Join(
 		sluicepb.AddRawWorker(jobs, "echo", sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[sluice.RawArgs]) error {
+			sluice.Logger(ctx).Info("echoing", "bytes", len(job.Args.Payload))
 			return sluice.SetResult(ctx, job.Args.Payload)
 		})),
 		sluicepb.AddRawWorker(jobs, "flaky", sluice.WorkFunc(func(context.Context, *sluice.Job[sluice.RawArgs]) error {

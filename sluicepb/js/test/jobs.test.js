@@ -171,13 +171,14 @@ test("enqueues at once are all made: no request cancels another", async () => {
 
 test("subscribe streams a job's changes until unsubscribed", async () => {
   const seen = [];
+  const logs = [];
   let wake;
   const unsubscribe = await admin.jobs.subscribe(
     (change) => {
       seen.push(change);
       wake?.();
     },
-    { topics: ["echo"] },
+    { topics: ["echo"], onLog: (e) => logs.push(e) },
   );
   const { job } = await admin.jobs.enqueue("echo", { live: true });
   const deadline = Date.now() + 15000;
@@ -194,6 +195,11 @@ test("subscribe streams a job's changes until unsubscribed", async () => {
   const mine = seen.find((c) => c.job.id === job.id);
   assert.equal(mine.job.topic, "echo");
   assert.ok(mine.id, "a change carries the stream's event id");
+  const log = logs.find((e) => e.job_id === job.id);
+  assert.ok(log, "the worker's record, live: " + JSON.stringify(logs));
+  assert.equal(log.record.message, "echoing");
+  assert.equal(log.record.level, "INFO");
+  assert.deepEqual(log.record.attrs, { bytes: 13 });
   await unsubscribe();
 
   // Only echo's changes were asked for.
