@@ -2,6 +2,7 @@ package sluicepb_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -466,6 +467,40 @@ func TestJSRecordHookEnqueuesInTheWritesTransaction(t *testing.T) {
 	}
 	sort.Strings(keys)
 	require.Equal(t, []string{"note-alone", "note-in a transaction"}, keys, "a job for each note kept, none for the others")
+}
+
+// A $jobs.work that cannot register fails the loading of pb_hooks, as any
+// error of a pb_hooks file does, saying why.
+func TestJSWorkRefusesBadRegistrations(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, src, want string }{
+		{"no handler", `$jobs.work("js.x");`, "takes a topic and a handler"},
+		{"not a function", `$jobs.work("js.x", 5);`, "the handler is not a function"},
+		{"empty topic", `$jobs.work("", (job) => {});`, "empty topic"},
+		{"twice", `$jobs.work("js.x", (job) => {}); $jobs.work("js.x", (job) => {});`, "duplicate worker"},
+		{"unknown option", `$jobs.work("js.x", (job) => {}, { retries: 1 });`, "invalid options"},
+		{"negative maxRetries", `$jobs.work("js.x", (job) => {}, { maxRetries: -1 });`, "maxRetries: -1 is negative"},
+		{"bad timeout", `$jobs.work("js.x", (job) => {}, { timeout: "soon" });`, "invalid options"},
+		{"zero timeout", `$jobs.work("js.x", (job) => {}, { timeout: 0 });`, "timeout: 0s is not positive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			hooks := filepath.Join(dir, "pb_hooks")
+			require.NoError(t, os.MkdirAll(hooks, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(hooks, "jobs.pb.js"), []byte(tt.src), 0o644))
+			app := core.NewBaseApp(core.BaseAppConfig{DataDir: filepath.Join(dir, "pb_data")})
+			jobs, err := sluicepb.Register(app, nil)
+			require.NoError(t, err)
+			var got any
+			func() {
+				defer func() { got = recover() }()
+				_ = jsvm.Register(app, jobs.JSConfig(jsvm.Config{HooksDir: hooks}, nil))
+			}()
+			require.NotNil(t, got, "pb_hooks loaded")
+			require.Contains(t, fmt.Sprint(got), tt.want)
+		})
+	}
 }
 
 func TestJSWorkCannotAddWorkersOnceServing(t *testing.T) {
