@@ -19,7 +19,8 @@ import (
 //     into that worker's argument type with encoding/json, unknown object
 //     fields refused (a misspelt field would otherwise run the job with a
 //     zero value); otherwise the error matches ErrInvalidArgs and is an
-//     *ArgsError saying why;
+//     *ArgsError saying why; a topic whose worker was added with
+//     AddRawWorker takes any JSON payload;
 //   - a topic it has no worker for is refused with an error matching
 //     ErrUnknownTopic: it cannot be checked, and a misspelt topic would
 //     wait forever for a worker.

@@ -46,3 +46,36 @@ func ExampleRawArgs() {
 	// true
 	// true
 }
+
+// A worker for a topic with no Go argument type, such as one whose jobs are
+// handed to a script or another service: it receives each payload as JSON.
+func ExampleAddRawWorker() {
+	ctx := context.Background()
+	db, cleanup := exampleDB()
+	defer cleanup()
+
+	done := make(chan struct{})
+	workers := sluice.NewWorkers()
+	sluice.AddRawWorker(workers, "thumbnail", sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[sluice.RawArgs]) error {
+		fmt.Println(job.Args.TopicName, string(job.Args.Payload))
+		close(done)
+		return nil
+	}))
+	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Workers: workers, Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.Enqueue(ctx, sluice.RawArgs{TopicName: "thumbnail", Payload: json.RawMessage(`{"image": "cat.png", "width": 64}`)}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-done
+	if err := client.Stop(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// thumbnail {"image":"cat.png","width":64}
+}

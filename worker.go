@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -96,6 +97,41 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 	if topic == "" {
 		return fmt.Errorf("add worker %T: %w", zero, ErrEmptyTopic)
 	}
+	return addUnit(workers, topic, worker, checkArgs[T](), func(payload []byte, args *T) error {
+		return json.Unmarshal(payload, args)
+	})
+}
+
+// AddRawWorker registers worker for topic, a topic with no Go argument
+// type: its jobs reach the worker as RawArgs, TopicName set to topic and
+// Payload to the job's JSON as stored. It is how a worker written in
+// another language, or one that forwards payloads as they are, joins a
+// client. The worker's Timeout, RetryPolicy, MaxRetries and Middleware
+// apply as to any worker. RawArgs for topic are accepted with any JSON
+// payload, since there is no type to check it against. It panics if topic
+// is empty or already has a worker; AddRawWorkerSafely returns an error
+// instead.
+func AddRawWorker(workers *Workers, topic string, worker Worker[RawArgs]) {
+	if err := AddRawWorkerSafely(workers, topic, worker); err != nil {
+		panic(err)
+	}
+}
+
+// AddRawWorkerSafely registers worker for topic as AddRawWorker does, or
+// returns an error matching ErrEmptyTopic or ErrDuplicateWorker.
+func AddRawWorkerSafely(workers *Workers, topic string, worker Worker[RawArgs]) error {
+	if topic == "" {
+		return fmt.Errorf("add raw worker: %w", ErrEmptyTopic)
+	}
+	return addUnit(workers, topic, worker, func([]byte) error { return nil }, func(payload []byte, args *RawArgs) error {
+		*args = RawArgs{TopicName: topic, Payload: bytes.Clone(payload)}
+		return nil
+	})
+}
+
+// addUnit registers worker for topic, its payloads checked by check when
+// given as RawArgs and decoded into a job's Args by decode.
+func addUnit[T JobArgs](workers *Workers, topic string, worker Worker[T], check func([]byte) error, decode func(payload []byte, args *T) error) error {
 	if _, ok := workers.units[topic]; ok {
 		return fmt.Errorf("add worker %q: %w", topic, ErrDuplicateWorker)
 	}
@@ -108,7 +144,7 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 		middleware:  mw,
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
-		check:       checkArgs[T](),
+		check:       check,
 		prepare: func(run *jobRun) (any, time.Duration, error) {
 			// The worker gets its own copy of the row, in the same
 			// allocation as its Job: the client fences the claim with the
@@ -119,7 +155,7 @@ func AddWorkerSafely[T JobArgs](workers *Workers, worker Worker[T]) error {
 			}{row: *run.row}
 			box.job = Job[T]{JobRow: &box.row, run: run}
 			run.workerRow = &box.row
-			if err := json.Unmarshal(run.row.Payload, &box.job.Args); err != nil {
+			if err := decode(run.row.Payload, &box.job.Args); err != nil {
 				return nil, 0, fmt.Errorf("decode args of %q: %w", topic, err)
 			}
 			return &box.job, worker.Timeout(&box.job), nil

@@ -57,6 +57,11 @@
 // transaction to end. (A sluice client uses Executor from its own
 // goroutines, which simply wait.)
 //
+// An application that keeps a second handle for reads beside a
+// single-connection write handle (PocketBase keeps data.db so) passes it
+// with [WithReadDB]: the driver's reads outside a caller's transaction then
+// run there, and never wait behind a transaction holding the writer.
+//
 // # Schema
 //
 // [Driver.Migrate] creates the table and its indexes, recording applied

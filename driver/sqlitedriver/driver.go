@@ -33,7 +33,11 @@ type Driver struct {
 	// grouped (see [Driver.submit]).
 	writes *batch.Queue[writeReq]
 	stmts  stmtCache
-	hub    hub
+	// readDB, when set by [WithReadDB], runs the reads made outside a
+	// caller's transaction; readStmts keeps their statements prepared there.
+	readDB    *sql.DB
+	readStmts stmtCache
+	hub       hub
 }
 
 // Option configures a [Driver].
@@ -57,6 +61,18 @@ func WithTable(name string) Option {
 	}
 }
 
+// WithReadDB makes the driver run its reads that are not in a caller's
+// transaction (Get, List, Stats, the change feed, the client and schedule
+// lists) on readDB, another handle on the same database file, and only its
+// writes on the handle passed to [New]. It is for applications that keep
+// two pools on one file, as PocketBase does: a pool of connections for
+// reads and a single connection for writes, so that a long read never holds
+// the only writer and reads never queue behind writes. A nil readDB leaves
+// every operation on the handle passed to New.
+func WithReadDB(readDB *sql.DB) Option {
+	return func(d *Driver) { d.readDB = readDB }
+}
+
 // New returns a driver over db, a handle opened with modernc.org/sqlite,
 // best by [Open] or with the data source name [DSN] returns. It starts
 // nothing and does not touch the database; call [Driver.Migrate] to create
@@ -76,6 +92,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 	d.q = newQueries(d.table)
 	d.dialect = newDialect(d.table)
 	d.stmts.db = db
+	d.readStmts.db = d.readDB
 	return d
 }
 

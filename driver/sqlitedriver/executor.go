@@ -27,6 +27,9 @@ type runner struct {
 	ownTx bool
 	// e is the executor of a caller's transaction, nil otherwise.
 	e *executor
+	// read is true for a read outside a caller's transaction, which runs on
+	// the read handle if the driver has one (see [WithReadDB]).
+	read bool
 	// detach, in a group commit, runs statements without their context's
 	// cancellation: an interrupted write would roll back the whole group's
 	// transaction, not only its own part.
@@ -49,7 +52,11 @@ func (r runner) stmtCtx(ctx context.Context) context.Context {
 func (r runner) stmt(ctx context.Context, query string) *sql.Stmt {
 	switch {
 	case r.tx == nil:
-		st, err := r.d.stmts.get(ctx, query)
+		cache := &r.d.stmts
+		if r.onReadDB() {
+			cache = &r.d.readStmts
+		}
+		st, err := cache.get(ctx, query)
 		if err != nil {
 			return nil // the query sent as text reports the error
 		}
@@ -99,7 +106,18 @@ func (r runner) exec(ctx context.Context, query string, args ...any) (sql.Result
 	if r.tx != nil {
 		return r.tx.ExecContext(ctx, query, args...)
 	}
-	return r.d.db.ExecContext(ctx, query, args...)
+	return r.handle().ExecContext(ctx, query, args...)
+}
+
+// onReadDB reports whether r runs on the driver's read handle.
+func (r runner) onReadDB() bool { return r.read && r.tx == nil && r.d.readDB != nil }
+
+// handle returns the handle r runs on when it is not in a transaction.
+func (r runner) handle() *sql.DB {
+	if r.onReadDB() {
+		return r.d.readDB
+	}
+	return r.d.db
 }
 
 // execer returns a function that runs query with args on r, prepared once
@@ -136,7 +154,7 @@ func (r runner) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	if r.tx != nil {
 		return r.tx.QueryContext(ctx, query, args...)
 	}
-	return r.d.db.QueryContext(ctx, query, args...)
+	return r.handle().QueryContext(ctx, query, args...)
 }
 
 // read runs fn on the executor's place without taking the write token.
@@ -147,7 +165,7 @@ func (e *executor) read(ctx context.Context, op string, fn func(r runner) error)
 	if err := ctx.Err(); err != nil {
 		return wrapErr(ctx, op, err)
 	}
-	return wrapErr(ctx, op, fn(runner{d: e.d, tx: e.tx, e: e}))
+	return wrapErr(ctx, op, fn(runner{d: e.d, tx: e.tx, e: e, read: true}))
 }
 
 // write runs fn, which writes with a single statement. On the driver's

@@ -98,6 +98,13 @@ func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDown
 	b.ReportMetric(burnDown(b, d, n, o), "jobs/s")
 }
 
+// BurnDownRate is BurnDownWith returning the jobs/s instead of reporting
+// them, for benchmarks that compare burn-downs run side by side.
+func BurnDownRate[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) float64 {
+	b.Helper()
+	return burnDown(b, d, n, o)
+}
+
 // burnDown is BurnDownWith returning jobs/s.
 func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) float64 {
 	b.Helper()

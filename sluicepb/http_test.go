@@ -1,0 +1,204 @@
+package sluicepb_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluicepb"
+)
+
+// callers are the three kinds of requests the rules tell apart.
+type callers struct{ none, user, superuser string }
+
+// newHTTPApp serves an app with cfg and returns it with a user's and a
+// superuser's tokens. Jobs enqueued in it are not worked: it has no
+// workers.
+func newHTTPApp(t *testing.T, cfg *sluicepb.Config) (*pbApp, callers) {
+	t.Helper()
+	p := newApp(t, cfg, nil)
+	p.serve(t)
+	return p, callers{
+		user:      p.newAuth(t, "users", "user@example.com"),
+		superuser: p.newAuth(t, "_superusers", "root@example.com"),
+	}
+}
+
+// enqueue enqueues a job directly and returns its ID.
+func (p *pbApp) enqueue(t *testing.T, args sluice.JobArgs) string {
+	t.Helper()
+	res, err := p.jobs.Enqueue(t.Context(), args, nil)
+	require.NoError(t, err)
+	return res.Job.ID
+}
+
+// TestHTTPDefaultRules: with the default rules only superusers may
+// enqueue, read or manage jobs; a request without a token gets 401, a
+// user's 403, on every path.
+func TestHTTPDefaultRules(t *testing.T) {
+	t.Parallel()
+	p, who := newHTTPApp(t, nil)
+	id := p.enqueue(t, ChargeArgs{Order: "o1", Amount: 5})
+	enqueue := map[string]any{"topic": "charge", "payload": map[string]any{"order": "o2"}}
+	for _, tc := range []struct {
+		method, path string
+		body         any
+		ok           int
+	}{
+		{http.MethodPost, "/api/jobs/enqueue", enqueue, http.StatusCreated},
+		{http.MethodGet, "/api/jobs", nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/" + id, nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/stats", nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/queues", nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/schedules", nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/dashboard/api/jobs/" + id, nil, http.StatusOK},
+		{http.MethodPost, "/api/jobs/" + id + "/cancel", nil, http.StatusOK},
+		{http.MethodPost, "/api/jobs/" + id + "/requeue", nil, http.StatusOK},
+		{http.MethodDelete, "/api/jobs/" + id, nil, http.StatusOK},
+	} {
+		name := tc.method + " " + tc.path
+		status, body := p.call(t, tc.method, tc.path, who.none, tc.body)
+		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %v", name, body)
+		status, body = p.call(t, tc.method, tc.path, who.user, tc.body)
+		require.Equal(t, http.StatusForbidden, status, "%s as a user: %v", name, body)
+		status, body = p.call(t, tc.method, tc.path, who.superuser, tc.body)
+		require.Equal(t, tc.ok, status, "%s as a superuser: %v", name, body)
+	}
+	// The superuser's requests did what they said: one job enqueued, the
+	// first cancelled, requeued, then deleted.
+	c, err := p.jobs.Client()
+	require.NoError(t, err)
+	_, err = c.Get(t.Context(), id)
+	require.ErrorIs(t, err, sluice.ErrNotFound)
+	list, err := c.List(t.Context(), &sluice.ListFilter{})
+	require.NoError(t, err)
+	require.Len(t, list.Jobs, 1)
+	require.JSONEq(t, `{"order":"o2"}`, string(list.Jobs[0].Payload))
+}
+
+// TestHTTPPublicRules: "true" lets requests without a token in.
+func TestHTTPPublicRules(t *testing.T) {
+	t.Parallel()
+	p, who := newHTTPApp(t, &sluicepb.Config{EnqueueRule: sluicepb.RulePublic, ManageRule: sluicepb.RulePublic})
+	status, body := p.call(t, http.MethodPost, "/api/jobs/enqueue", who.none,
+		map[string]any{"topic": "mail", "payload": map[string]any{"to": "a@b.c"}})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["job"].(map[string]any)["id"].(string)
+	status, body = p.call(t, http.MethodGet, "/api/jobs/"+id, who.none, nil)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	require.Equal(t, "mail", body["topic"])
+	status, _ = p.call(t, http.MethodDelete, "/api/jobs/"+id, who.none, nil)
+	require.Equal(t, http.StatusOK, status)
+}
+
+// TestHTTPRuleFields: rules that use @request.auth.*, @request.body.*,
+// topic and payload.*, and the allowed topics.
+func TestHTTPRuleFields(t *testing.T) {
+	t.Parallel()
+	p, who := newHTTPApp(t, &sluicepb.Config{
+		EnqueueRule:   `@request.auth.collectionName = "users" && @request.body.queue = "" && (topic = "mail" || payload.amount <= 100)`,
+		ManageRule:    `@request.auth.id != "" && topic = "mail"`,
+		AllowedTopics: []string{"charge", "mail"},
+	})
+	charge := func(amount int) map[string]any {
+		return map[string]any{"topic": "charge", "payload": map[string]any{"order": "o", "amount": amount}}
+	}
+	for _, tc := range []struct {
+		name, token string
+		body        map[string]any
+		want        int
+	}{
+		{"user, small charge", who.user, charge(50), http.StatusCreated},
+		{"user, large charge", who.user, charge(500), http.StatusForbidden},
+		{"user, large charge with a queue in the body", who.user, map[string]any{"topic": "charge", "queue": "default",
+			"payload": map[string]any{"amount": 5}}, http.StatusForbidden},
+		{"user, mail", who.user, map[string]any{"topic": "mail", "payload": map[string]any{"to": "a@b.c"}}, http.StatusCreated},
+		{"no token, small charge", who.none, charge(5), http.StatusUnauthorized},
+		{"superuser, large charge", who.superuser, charge(500), http.StatusCreated},
+		{"superuser, topic not allowed", who.superuser, map[string]any{"topic": "other", "payload": map[string]any{}}, http.StatusForbidden},
+		{"user, topic not allowed", who.user, map[string]any{"topic": "other", "payload": map[string]any{}}, http.StatusForbidden},
+	} {
+		status, body := p.call(t, http.MethodPost, "/api/jobs/enqueue", tc.token, tc.body)
+		require.Equal(t, tc.want, status, "%s: %v", tc.name, body)
+	}
+
+	mail := p.enqueue(t, MailArgs{To: "a@b.c"})
+	chargeID := p.enqueue(t, ChargeArgs{Order: "o9", Amount: 1})
+	for _, tc := range []struct {
+		name, method, path, token string
+		want                      int
+	}{
+		{"user reads a mail job", http.MethodGet, "/api/jobs/" + mail, who.user, http.StatusOK},
+		{"user reads a charge job", http.MethodGet, "/api/jobs/" + chargeID, who.user, http.StatusForbidden},
+		{"no token reads a mail job", http.MethodGet, "/api/jobs/" + mail, who.none, http.StatusUnauthorized},
+		{"user lists mail jobs", http.MethodGet, "/api/jobs?topics=mail", who.user, http.StatusOK},
+		{"user lists every job", http.MethodGet, "/api/jobs", who.user, http.StatusForbidden},
+		{"superuser lists every job", http.MethodGet, "/api/jobs", who.superuser, http.StatusOK},
+		{"user cancels a charge job", http.MethodPost, "/api/jobs/" + chargeID + "/cancel", who.user, http.StatusForbidden},
+		{"user cancels a mail job", http.MethodPost, "/api/jobs/" + mail + "/cancel", who.user, http.StatusOK},
+		{"user requeues a mail job", http.MethodPost, "/api/jobs/" + mail + "/requeue", who.user, http.StatusOK},
+		{"user deletes a charge job", http.MethodDelete, "/api/jobs/" + chargeID, who.user, http.StatusForbidden},
+		{"user deletes a mail job", http.MethodDelete, "/api/jobs/" + mail, who.user, http.StatusOK},
+		{"superuser deletes a charge job", http.MethodDelete, "/api/jobs/" + chargeID, who.superuser, http.StatusOK},
+	} {
+		status, body := p.call(t, tc.method, tc.path, tc.token, nil)
+		require.Equal(t, tc.want, status, "%s: %v", tc.name, body)
+	}
+}
+
+// TestHTTPDashboardCookie: the dashboard and its event stream are
+// authenticated by the panel's cookie, which only a superuser's (or a
+// rule-allowed) token opens; the standalone page is served.
+func TestHTTPDashboardCookie(t *testing.T) {
+	t.Parallel()
+	p, who := newHTTPApp(t, nil)
+	get := func(path, cookie string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.url+path, nil)
+		require.NoError(t, err)
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: sluicepb.TokenCookie, Value: cookie})
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			return res.StatusCode, ""
+		}
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	status, page := get(sluicepb.DashboardPath, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, "<html")
+	status, _ = get(sluicepb.DashboardPath+"api/jobs", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _ = get(sluicepb.DashboardPath+"api/jobs", who.user)
+	require.Equal(t, http.StatusForbidden, status)
+	status, _ = get(sluicepb.DashboardPath+"api/jobs", "not a token")
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, body := get(sluicepb.DashboardPath+"api/jobs", who.superuser)
+	require.Equal(t, http.StatusOK, status, body)
+	status, _ = get(sluicepb.DashboardPath+"api/events", who.superuser)
+	require.Equal(t, http.StatusOK, status)
+	// The short paths under /api/jobs for sluiceweb's other endpoints.
+	for _, path := range []string{"/api/jobs/events", "/api/jobs/queues", "/api/jobs/clients", "/api/jobs/schedules"} {
+		status, _ = get(path, "")
+		require.Equal(t, http.StatusUnauthorized, status, path)
+		status, body = get(path, who.superuser)
+		require.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+	status, body = get(sluicepb.DashboardPath+"api/openapi.json", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `"openapi"`)
+	status, page = get(sluicepb.PanelPath, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, "dashboard/")
+	status, js := get("/_/extensions.js", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, js, `app.routes.superuserOnly("#/jobs"`)
+}

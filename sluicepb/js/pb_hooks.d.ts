@@ -1,0 +1,138 @@
+// Declarations of $jobs for pb_hooks files, beside PocketBase's own
+// types.d.ts: reference both at the top of a *.pb.js file,
+//
+//   /// <reference path="../pb_data/types.d.ts" />
+//   /// <reference path="../node_modules/@sluicehq/sluicepb/pb_hooks.d.ts" />
+//
+// (or copy this file next to them). $jobs exists when the app registers
+// the jsvm plugin with Jobs.JSConfig (Go package sluicepb); see
+// docs/pocketbase-js.md.
+
+declare namespace sluicepb {
+  type JobStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
+
+  /** A job as $jobs returns it; times are RFC 3339 strings in UTC. */
+  interface Job<P = any> {
+    id: string;
+    topic: string;
+    queue: string;
+    priority: number;
+    payload: P;
+    status: JobStatus;
+    attempt: number;
+    max_retries: number;
+    run_at: string;
+    created_at: string;
+    attempted_at?: string;
+    attempted_by?: string;
+    finalized_at?: string;
+    locked_by?: string;
+    unique_key?: string;
+    errors?: { attempt: number; at: string; error: string; trace?: string }[];
+    result?: any;
+    progress?: { attempt: number; percent: number; message?: string; at: string };
+    tags?: string[];
+    metadata?: { [key: string]: any };
+    logs?: { attempt: number; level: string; time: string; message: string; attrs: { [key: string]: any } }[];
+    logs_dropped?: number;
+  }
+
+  /** The job a JavaScript worker's handler gets. */
+  interface WorkerJob<P = any> extends Job<P> {
+    /** Reports how far the job is: percent from 0 to 100 (job.progress is the progress stored earlier). */
+    reportProgress(percent: number, message?: string): void;
+    /** Logs records kept with the job. */
+    logger: {
+      debug(message: string, attrs?: { [key: string]: any }): void;
+      info(message: string, attrs?: { [key: string]: any }): void;
+      warn(message: string, attrs?: { [key: string]: any }): void;
+      error(message: string, attrs?: { [key: string]: any }): void;
+    };
+  }
+
+  interface EnqueueOptions {
+    /** A Date or an RFC 3339 string; not with delay. */
+    runAt?: Date | string;
+    /** Milliseconds, or Go's syntax ("90s", "1h30m"); not with runAt. */
+    delay?: number | string;
+    /** Retries after the first attempt; 0 for none. */
+    maxRetries?: number;
+    queue?: string;
+    priority?: number;
+    uniqueKey?: string;
+    tags?: string[];
+    metadata?: { [key: string]: any };
+  }
+
+  interface ListFilter {
+    topics?: string[];
+    statuses?: JobStatus[];
+    queues?: string[];
+    uniqueKey?: string;
+    createdFrom?: Date | string;
+    createdBefore?: Date | string;
+    runAtFrom?: Date | string;
+    runAtBefore?: Date | string;
+    tags?: string[];
+    anyTag?: boolean;
+    metadata?: { [key: string]: string };
+    order?: "oldest" | "newest";
+    limit?: number;
+    offset?: number;
+    cursor?: string;
+  }
+
+  interface StatsFilter {
+    topics?: string[];
+    queues?: string[];
+    /** Milliseconds, or Go's syntax; default "1h". */
+    window?: number | string;
+    /** Milliseconds, or Go's syntax; none by default. */
+    bucket?: number | string;
+  }
+
+  interface WorkOptions {
+    /** Retries of the topic's jobs enqueued without maxRetries; 0 for none. */
+    maxRetries?: number;
+    /** How long a job may run before the handler is interrupted: milliseconds, or Go's syntax. */
+    timeout?: number | string;
+  }
+
+  interface Jobs {
+    enqueue<P = any>(topic: string, payload?: P, options?: EnqueueOptions): { job: Job<P>; duplicate: boolean };
+    /** Enqueues in txApp's transaction ($app.runInTransaction). */
+    enqueueTx<P = any>(txApp: any, topic: string, payload?: P, options?: EnqueueOptions): { job: Job<P>; duplicate: boolean };
+    get(id: string): Job;
+    list(filter?: ListFilter): { items: Job[]; total: number; next_cursor?: string };
+    stats(filter?: StatsFilter): {
+      total: number;
+      by_status: { [status: string]: number };
+      by_topic: { [topic: string]: { [status: string]: number } };
+      by_queue: { [queue: string]: { [status: string]: number } };
+      window_seconds: number;
+      completed: number;
+      failed: number;
+      success_rate: number;
+      avg_duration_ms: number;
+      p95_duration_ms: number;
+      /** With a bucket: completed and failed jobs per bucket, oldest first. */
+      bucket_seconds?: number;
+      series?: { start: string; completed: number; failed: number }[];
+    };
+    requeue(id: string): Job;
+    cancel(id: string): Job;
+    retry(id: string): Job;
+    delete(id: string): Job;
+    /**
+     * Registers a worker for topic while pb_hooks load. A throw retries the
+     * job with its message recorded; a returned value is its result.
+     */
+    work<P = any>(topic: string, handler: (job: WorkerJob<P>) => any, options?: WorkOptions): void;
+    /** Completes a worker's job in txApp's transaction, with an optional result. */
+    ack(txApp: any, job: Job, result?: any): void;
+    /** Records a failure of a worker's job in txApp's transaction. */
+    nack(txApp: any, job: Job, message: string): void;
+  }
+}
+
+declare var $jobs: sluicepb.Jobs;

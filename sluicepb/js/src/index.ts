@@ -1,0 +1,556 @@
+// The jobs of a PocketBase app that runs sluice (the Go module
+// github.com/sluicehq/sluice/sluicepb), from the PocketBase JavaScript SDK.
+//
+//   import PocketBase from "pocketbase";
+//   import { withJobs } from "@sluicehq/sluicepb";
+//
+//   const pb = withJobs(new PocketBase("http://127.0.0.1:8090"));
+//   await pb.collection("users").authWithPassword(email, password);
+//   const { job } = await pb.jobs.enqueue("send_invoice", { order: "o1" }, { maxRetries: 5 });
+//
+// Every call goes through pb.send, so it carries the auth store's token and
+// fails with the SDK's ClientResponseError (status, and in response the
+// problem's code and detail) like any other PocketBase call.
+
+import type Client from "pocketbase";
+import type { SendOptions } from "pocketbase";
+
+/** A job's status. */
+export type JobStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
+
+/** The error of one failed attempt. */
+export interface AttemptError {
+  attempt: number;
+  at: string;
+  error: string;
+  trace?: string;
+  started_at?: string;
+  client_id?: string;
+}
+
+/** One attempt of a job, as `get` reports its history. */
+export interface Attempt {
+  attempt: number;
+  started_at: string;
+  client_id?: string;
+  ended_at?: string;
+  error?: string;
+  trace?: string;
+}
+
+/** What a running job last reported of its progress. */
+export interface Progress {
+  attempt: number;
+  percent: number;
+  message?: string;
+  at: string;
+}
+
+/** A record its worker logged. */
+export interface LogRecord {
+  attempt?: number;
+  level: string;
+  time: string;
+  message: string;
+  attrs: Record<string, unknown>;
+}
+
+/** A job as the API answers it; times are RFC 3339 strings in UTC. */
+export interface Job<P = unknown> {
+  id: string;
+  topic: string;
+  queue: string;
+  priority: number;
+  payload: P;
+  status: JobStatus;
+  attempt: number;
+  max_retries: number;
+  run_at: string;
+  created_at: string;
+  attempted_at?: string;
+  attempted_by?: string;
+  finalized_at?: string;
+  locked_by?: string;
+  unique_key?: string;
+  errors?: AttemptError[];
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  progress?: Progress;
+  result?: unknown;
+  /** Only in `get`'s answer. */
+  history?: Attempt[];
+  /** Only in `get`'s answer. */
+  logs?: LogRecord[];
+  /** Only in `get`'s answer. */
+  logs_dropped?: number;
+}
+
+/** Options of `enqueue`; each left out takes the server's default. */
+export interface EnqueueOptions {
+  /** When the job may run; default now. Not with `delay`. */
+  runAt?: Date | string;
+  /** How long from now it may run, in Go's syntax ("90s", "15m", "1h30m") or milliseconds. Not with `runAt`. */
+  delay?: string | number;
+  /** Retries after the first attempt: 0 for none; default the worker's, or 3. */
+  maxRetries?: number;
+  /** The queue; default "default". */
+  queue?: string;
+  /** Smaller runs first within the queue, -32768 to 32767; default 0. */
+  priority?: number;
+  /** While a pending or processing job has this key, that job is returned instead. */
+  uniqueKey?: string;
+  /** Labels to find the job by. */
+  tags?: string[];
+  /** A JSON object about the job. */
+  metadata?: Record<string, unknown>;
+}
+
+/** What `enqueue` answers: the job, and whether it was one already there with the same unique key. */
+export interface EnqueueResult<P = unknown> {
+  job: Job<P>;
+  duplicate: boolean;
+}
+
+/** A filter of `list`; every member narrows it. */
+export interface ListFilter {
+  topics?: string[];
+  statuses?: JobStatus[];
+  queues?: string[];
+  uniqueKey?: string;
+  createdFrom?: Date | string;
+  createdBefore?: Date | string;
+  runAtFrom?: Date | string;
+  runAtBefore?: Date | string;
+  /** Jobs carrying every one of these tags (one of them with `anyTag`). */
+  tags?: string[];
+  anyTag?: boolean;
+  /** Jobs whose metadata has each key with this string value. */
+  metadata?: Record<string, string>;
+  /** "oldest" (default) or "newest" first. */
+  order?: "oldest" | "newest";
+  /** Default 100, at most 10,000. */
+  limit?: number;
+  /** The previous page's `next_cursor`. */
+  cursor?: string;
+  offset?: number;
+}
+
+/** A page of `list`. */
+export interface JobList {
+  items: Job[];
+  /** How many jobs the filter selects, on every page. */
+  total: number;
+  /** The next page's cursor; absent on the last page. */
+  next_cursor?: string;
+}
+
+/** A filter of `stats`. */
+export interface StatsFilter {
+  topics?: string[];
+  queues?: string[];
+  /** The window of the outcome figures, in Go's syntax; default "1h". */
+  window?: string;
+  /** The series' bucket, in Go's syntax; default "1m". */
+  bucket?: string;
+}
+
+/** Counts by status and the outcomes of a recent window. */
+export interface Stats {
+  total: number;
+  by_status: Partial<Record<JobStatus, number>>;
+  by_topic: Record<string, Partial<Record<JobStatus, number>>>;
+  by_queue: Record<string, Partial<Record<JobStatus, number>>>;
+  window_seconds: number;
+  completed: number;
+  failed: number;
+  success_rate?: number;
+  avg_duration_ms?: number;
+  p95_duration_ms?: number;
+  bucket_seconds: number;
+  series: { start: string; completed: number; failed: number }[];
+}
+
+/** What happened to a job, as the event stream reports it. */
+export type ChangeKind =
+  | "enqueued"
+  | "started"
+  | "progressed"
+  | "logged"
+  | "retried"
+  | "requeued"
+  | "completed"
+  | "failed"
+  | "cancelled"
+  | "deleted";
+
+/** A job's state in a change: no payload, errors, result or logs (`get` them). */
+export interface JobState {
+  id: string;
+  topic: string;
+  queue: string;
+  status: JobStatus;
+  attempt: number;
+  max_retries: number;
+  run_at: string;
+  created_at: string;
+  attempted_at?: string;
+  finalized_at?: string;
+  locked_by?: string;
+  progress?: Progress;
+  logged?: number;
+}
+
+/** One change of a job. */
+export interface JobChange {
+  /** The event's id, the stream's own sequence. */
+  id: string;
+  kind: ChangeKind;
+  job: JobState;
+  at: string;
+}
+
+/** A record a worker of the serving process logged, sent as it is logged. */
+export interface JobLogEvent {
+  job_id: string;
+  attempt: number;
+  record: LogRecord;
+}
+
+/** Options of `subscribe`. */
+export interface SubscribeOptions {
+  /** Only the changes of these jobs. */
+  ids?: string[];
+  /** Only the changes of jobs of these topics. */
+  topics?: string[];
+  /** Records logged by workers of the serving process. */
+  onLog?: (event: JobLogEvent) => void;
+  /**
+   * Some changes were not sent (`"resync"`), or the stream could not resume
+   * where it left off (`"reset"`): refetch what you show.
+   */
+  onResync?: (reason: "resync" | "reset") => void;
+  /** An error of the stream; it reconnects by itself unless the error is a refusal (401, 403, 400). */
+  onError?: (err: unknown) => void;
+  /** Extra headers; the auth store's token is sent unless an Authorization header is given. */
+  headers?: Record<string, string>;
+}
+
+/** Ends a subscription; the promise settles once the stream is closed. */
+export type Unsubscribe = () => Promise<void>;
+
+/** Options of `withJobs`. */
+export interface JobsOptions {
+  /** Where the app serves the jobs API; default "/api/jobs". */
+  basePath?: string;
+}
+
+/** The calls of the jobs API; `pb.jobs` after `withJobs(pb)`. */
+export class JobsService {
+  readonly client: Client;
+  readonly basePath: string;
+
+  constructor(client: Client, options: JobsOptions = {}) {
+    this.client = client;
+    this.basePath = (options.basePath ?? "/api/jobs").replace(/\/+$/, "");
+  }
+
+  /** Enqueues a job of topic with payload (any JSON value; undefined means {}). */
+  async enqueue<P = unknown>(
+    topic: string,
+    payload?: P,
+    options: EnqueueOptions = {},
+    send?: SendOptions,
+  ): Promise<EnqueueResult<P>> {
+    const body: Record<string, unknown> = { topic };
+    if (payload !== undefined) body.payload = payload;
+    if (options.runAt !== undefined) body.run_at = time(options.runAt);
+    if (options.delay !== undefined) {
+      body.delay = typeof options.delay === "number" ? `${options.delay}ms` : options.delay;
+    }
+    if (options.maxRetries !== undefined) body.max_retries = options.maxRetries;
+    if (options.queue !== undefined) body.queue = options.queue;
+    if (options.priority !== undefined) body.priority = options.priority;
+    if (options.uniqueKey !== undefined) body.unique_key = options.uniqueKey;
+    if (options.tags !== undefined) body.tags = options.tags;
+    if (options.metadata !== undefined) body.metadata = options.metadata;
+    return this.send(this.basePath + "/enqueue", { method: "POST", body }, send);
+  }
+
+  /** Returns one job with its history, progress, result and logs. */
+  async get<P = unknown>(id: string, send?: SendOptions): Promise<Job<P>> {
+    return this.send(this.jobPath(id), { method: "GET" }, send);
+  }
+
+  /** Returns a page of the jobs filter selects. */
+  async list(filter: ListFilter = {}, send?: SendOptions): Promise<JobList> {
+    const query: Record<string, unknown> = {};
+    put(query, "topics", filter.topics);
+    put(query, "statuses", filter.statuses);
+    put(query, "queues", filter.queues);
+    put(query, "unique_key", filter.uniqueKey);
+    put(query, "created_from", filter.createdFrom && time(filter.createdFrom));
+    put(query, "created_before", filter.createdBefore && time(filter.createdBefore));
+    put(query, "run_at_from", filter.runAtFrom && time(filter.runAtFrom));
+    put(query, "run_at_before", filter.runAtBefore && time(filter.runAtBefore));
+    put(query, "tags", filter.tags);
+    put(query, "any_tag", filter.anyTag);
+    for (const [key, value] of Object.entries(filter.metadata ?? {})) query["metadata." + key] = value;
+    put(query, "order", filter.order);
+    put(query, "limit", filter.limit);
+    put(query, "cursor", filter.cursor);
+    put(query, "offset", filter.offset);
+    return this.send(this.basePath, { method: "GET", query }, send);
+  }
+
+  /** Returns counts by status, topic and queue, and the outcomes of a recent window. */
+  async stats(filter: StatsFilter = {}, send?: SendOptions): Promise<Stats> {
+    const query: Record<string, unknown> = {};
+    put(query, "topics", filter.topics);
+    put(query, "queues", filter.queues);
+    put(query, "window", filter.window);
+    put(query, "bucket", filter.bucket);
+    return this.send(this.basePath + "/stats", { method: "GET", query }, send);
+  }
+
+  /** Makes a failed or cancelled job pending again, with its retries renewed; returns it as it is now. */
+  async requeue(id: string, send?: SendOptions): Promise<Job> {
+    return this.act(id, "requeue", send);
+  }
+
+  /** Cancels a pending or processing job; returns it as it is now. */
+  async cancel(id: string, send?: SendOptions): Promise<Job> {
+    return this.act(id, "cancel", send);
+  }
+
+  /** Makes a pending job waiting for a later run_at due now; returns it as it is now. */
+  async retry(id: string, send?: SendOptions): Promise<Job> {
+    return this.act(id, "retry", send);
+  }
+
+  /** Deletes a job that is not processing; returns it as it was. */
+  async delete(id: string, send?: SendOptions): Promise<Job> {
+    const res = await this.send<{ job: Job }>(this.jobPath(id), { method: "DELETE" }, send);
+    return res.job;
+  }
+
+  /**
+   * Calls onChange with every change to the jobs the options select, made
+   * by any process on the app's database, within about a second. The
+   * stream reconnects by itself and resumes where it left off; it stops on
+   * a refusal (401, 403 or 400), reported to onError. The promise resolves
+   * once the stream is open.
+   */
+  async subscribe(onChange: (change: JobChange) => void, options: SubscribeOptions = {}): Promise<Unsubscribe> {
+    const stream = new EventStream(this, onChange, options);
+    await stream.opened;
+    return () => stream.close();
+  }
+
+  private async act(id: string, action: string, send?: SendOptions): Promise<Job> {
+    const res = await this.send<{ job: Job }>(this.jobPath(id) + "/" + action, { method: "POST" }, send);
+    return res.job;
+  }
+
+  private jobPath(id: string): string {
+    if (!id) throw new TypeError("a job id is required");
+    return this.basePath + "/" + encodeURIComponent(id);
+  }
+
+  // send sends a request through the PocketBase client. Requests are not
+  // cancelled automatically unless a requestKey is given: two enqueues at
+  // once are two jobs, not one request cancelling the other.
+  private send<T>(path: string, base: SendOptions, extra?: SendOptions): Promise<T> {
+    const options: SendOptions = { requestKey: null, ...base, ...extra };
+    if (base.query || extra?.query) options.query = { ...base.query, ...extra?.query };
+    return this.client.send<T>(path, options);
+  }
+}
+
+/** A PocketBase client with `jobs`. */
+export type WithJobs<C extends Client> = C & { jobs: JobsService };
+
+/** Adds `jobs`, a JobsService, to a PocketBase client and returns it. */
+export function withJobs<C extends Client>(client: C, options: JobsOptions = {}): WithJobs<C> {
+  const c = client as WithJobs<C>;
+  c.jobs = new JobsService(client, options);
+  return c;
+}
+
+function time(t: Date | string): string {
+  return t instanceof Date ? t.toISOString() : t;
+}
+
+function put(query: Record<string, unknown>, key: string, value: unknown): void {
+  if (value === undefined || value === null || value === "") return;
+  if (Array.isArray(value) && value.length === 0) return;
+  query[key] = value;
+}
+
+// EventStream reads the Server-Sent Events of the jobs API with fetch, so
+// that it can send the auth token as a header (EventSource cannot), and
+// reconnects with the last event id when the connection drops.
+class EventStream {
+  readonly opened: Promise<void>;
+  private readonly abort = new AbortController();
+  private lastEventId = "";
+  private retryMs = 2000;
+  private done: Promise<void>;
+
+  constructor(
+    private readonly jobs: JobsService,
+    private readonly onChange: (change: JobChange) => void,
+    private readonly options: SubscribeOptions,
+  ) {
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    this.opened = new Promise((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.done = this.run(resolve, reject);
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    await this.done;
+  }
+
+  private async run(opened: () => void, failed: (err: unknown) => void): Promise<void> {
+    let first = true;
+    while (!this.abort.signal.aborted) {
+      try {
+        const res = await this.connect();
+        if (first) {
+          first = false;
+          opened();
+        }
+        await this.read(res);
+      } catch (err) {
+        if (this.abort.signal.aborted) break;
+        if (first) {
+          failed(err);
+          return;
+        }
+        this.options.onError?.(err);
+        if (err instanceof StreamError && err.status >= 400 && err.status < 500 && err.status !== 429) return;
+      }
+      if (this.abort.signal.aborted) break;
+      await sleep(this.retryMs, this.abort.signal);
+    }
+  }
+
+  private async connect(): Promise<Response> {
+    const client = this.jobs.client;
+    const params = new URLSearchParams();
+    for (const id of this.options.ids ?? []) params.append("ids", id);
+    for (const topic of this.options.topics ?? []) params.append("topics", topic);
+    if (this.lastEventId) params.set("last_event_id", this.lastEventId);
+    let url = client.buildURL(this.jobs.basePath + "/events");
+    const qs = params.toString();
+    if (qs) url += "?" + qs;
+    const headers: Record<string, string> = { Accept: "text/event-stream", ...this.options.headers };
+    if (client.authStore.token && !Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+      headers.Authorization = client.authStore.token;
+    }
+    const res = await fetch(url, { headers, signal: this.abort.signal, cache: "no-store" });
+    if (!res.ok || !res.body) {
+      let detail: unknown;
+      try {
+        detail = await res.json();
+      } catch {
+        detail = undefined;
+      }
+      throw new StreamError(res.status, url, detail);
+    }
+    return res;
+  }
+
+  private async read(res: Response): Promise<void> {
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    let event = "";
+    let data: string[] = [];
+    let id: string | undefined;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += value;
+        let nl: number;
+        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + (buf[nl] === "\r" && buf[nl + 1] === "\n" ? 2 : 1));
+          if (line === "") {
+            if (id !== undefined) this.lastEventId = id;
+            if (data.length > 0) this.dispatch(event || "message", data.join("\n"));
+            event = "";
+            data = [];
+            id = undefined;
+            continue;
+          }
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let val = colon < 0 ? "" : line.slice(colon + 1);
+          if (val.startsWith(" ")) val = val.slice(1);
+          switch (field) {
+            case "event":
+              event = val;
+              break;
+            case "data":
+              data.push(val);
+              break;
+            case "id":
+              id = val;
+              break;
+            case "retry":
+              if (/^\d+$/.test(val)) this.retryMs = Number(val);
+              break;
+          }
+        }
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  private dispatch(event: string, data: string): void {
+    switch (event) {
+      case "job":
+        this.onChange(JSON.parse(data) as JobChange);
+        break;
+      case "log":
+        this.options.onLog?.(JSON.parse(data) as JobLogEvent);
+        break;
+      case "resync":
+      case "reset":
+        this.options.onResync?.(event);
+        break;
+    }
+  }
+}
+
+/** StreamError is a refusal of the event stream: its HTTP status and the problem the server answered. */
+export class StreamError extends Error {
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    readonly response: unknown,
+  ) {
+    const detail = (response as { detail?: string; message?: string } | undefined) ?? {};
+    super(`jobs event stream: ${status}${detail.detail || detail.message ? ": " + (detail.detail || detail.message) : ""}`);
+    this.name = "StreamError";
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

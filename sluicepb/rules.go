@@ -1,0 +1,106 @@
+package sluicepb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/search"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb"
+)
+
+// ruleSubject is what a rule's own fields (topic, payload.*) refer to.
+type ruleSubject struct {
+	topic   string
+	payload string // JSON; empty when there is none
+}
+
+// ruleCollection is the name of the virtual collection rules are
+// evaluated on: a one-row table of the subject's fields.
+const ruleCollection = "sluicepb_rule_subject"
+
+// ruleSubject returns the job a request concerns: the one enqueued (from
+// the request body), the one acted on, or, for a request on many jobs, the
+// one topic it filters by.
+func (j *Jobs) ruleSubject(ctx context.Context, re *core.RequestEvent, a sluiceweb.Action) (ruleSubject, error) {
+	var s ruleSubject
+	if len(a.Topics) == 1 {
+		s.topic = a.Topics[0]
+	}
+	switch {
+	case a.Kind == sluiceweb.ActionEnqueue:
+		info, err := re.RequestInfo()
+		if err != nil {
+			return s, err
+		}
+		if p, ok := info.Body["payload"]; ok && p != nil {
+			b, err := json.Marshal(p)
+			if err != nil {
+				return s, err
+			}
+			s.payload = string(b)
+		}
+	case a.JobID != "":
+		c, err := j.getClient()
+		if err != nil {
+			return s, err
+		}
+		row, err := c.Get(ctx, a.JobID)
+		switch {
+		case errors.Is(err, sluice.ErrNotFound):
+		case err != nil:
+			return s, err
+		default:
+			s.topic, s.payload = row.Topic, string(row.Payload)
+		}
+	}
+	return s, nil
+}
+
+// evalRule reports whether rule allows re's request on s. It does not
+// consider superusers: the caller lets them through first.
+func evalRule(re *core.RequestEvent, rule string, s ruleSubject) (bool, error) {
+	switch rule {
+	case RuleSuperusers:
+		return false, nil
+	case RulePublic:
+		return true, nil
+	}
+	info, err := re.RequestInfo()
+	if err != nil {
+		return false, fmt.Errorf("request info: %w", err)
+	}
+	coll := core.NewBaseCollection(ruleCollection)
+	coll.Fields.Add(&core.TextField{Name: "topic"}, &core.JSONField{Name: "payload"})
+	resolver := core.NewRecordFieldResolver(re.App, coll, info, true)
+	expr, err := search.FilterData(rule).BuildExpr(resolver)
+	if err != nil {
+		return false, fmt.Errorf("build: %w", err)
+	}
+	var payload any
+	if s.payload != "" {
+		payload = s.payload
+	}
+	q := re.App.ConcurrentDB().Select("(1)").
+		PreFragment("WITH {{" + ruleCollection + "}} AS (SELECT {:sluicepb_topic} AS [[topic]], {:sluicepb_payload} AS [[payload]], '' AS [[id]])").
+		From(ruleCollection).
+		AndBind(dbx.Params{"sluicepb_topic": s.topic, "sluicepb_payload": payload}).
+		AndWhere(expr)
+	if err := resolver.UpdateQuery(q); err != nil {
+		return false, fmt.Errorf("update query: %w", err)
+	}
+	var one int
+	switch err := q.Limit(1).Row(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("query: %w", err)
+	}
+	return one == 1, nil
+}
