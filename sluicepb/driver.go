@@ -12,9 +12,11 @@ import (
 // pbDriver is the SQLite driver over PocketBase's pools, with one more
 // source of wake-ups: the commit of a PocketBase transaction that enqueued
 // jobs (see [Jobs.EnqueueTx]). The SQLite driver tells its listeners of
-// such jobs when they are inserted, before the commit; the client then
-// re-polls for a short while, which misses a transaction that goes on for
-// longer. Telling them again after the commit starts the jobs at once.
+// such jobs when they are inserted, before the commit, and the client then
+// re-polls for a short while; a claim made meanwhile waits for the write
+// connection the transaction holds, and usually finds the jobs once it
+// commits. Telling the listeners again after the commit makes that
+// certain, however long the transaction lasts.
 type pbDriver struct {
 	*sqlitedriver.Driver
 

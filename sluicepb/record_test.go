@@ -24,20 +24,24 @@ func newOrdersApp(t *testing.T) *pbApp {
 			return ChargeArgs{Order: e.Record.Id, Amount: e.Record.GetInt("amount")}, nil, nil
 		})
 	})
-	p.app.OnRecordCreateExecute("orders").BindFunc(func(e *core.RecordEvent) error {
-		if err := e.Next(); err != nil {
-			return err
-		}
-		if e.Record.GetInt("amount") < 0 {
-			return errors.New("declined")
-		}
-		return nil
-	})
+	p.app.OnRecordCreateExecute("orders").BindFunc(declineNegative)
 	orders := core.NewBaseCollection("orders")
 	orders.Fields.Add(&core.NumberField{Name: "amount"})
 	orders.CreateRule = types.Pointer(`@request.auth.id != ""`)
 	require.NoError(t, p.app.Save(orders))
 	return p
+}
+
+// declineNegative is a record hook that fails the write of an order of a
+// negative amount after the write, as an app's own check would.
+func declineNegative(e *core.RecordEvent) error {
+	if err := e.Next(); err != nil {
+		return err
+	}
+	if e.Record.GetInt("amount") < 0 {
+		return errors.New("declined")
+	}
+	return nil
 }
 
 // charges returns the charge jobs, by order.
@@ -137,15 +141,7 @@ func TestEnqueueOnUpdate(t *testing.T) {
 			return ChargeArgs{Order: e.Record.Id, Amount: e.Record.GetInt("amount")}, nil, nil
 		})
 	})
-	p.app.OnRecordUpdateExecute("orders").BindFunc(func(e *core.RecordEvent) error {
-		if err := e.Next(); err != nil {
-			return err
-		}
-		if e.Record.GetInt("amount") < 0 {
-			return errors.New("declined")
-		}
-		return nil
-	})
+	p.app.OnRecordUpdateExecute("orders").BindFunc(declineNegative)
 	orders := core.NewBaseCollection("orders")
 	orders.Fields.Add(&core.NumberField{Name: "amount"})
 	require.NoError(t, p.app.Save(orders))
