@@ -107,6 +107,19 @@ func BenchmarkClientWorkBacklog100kLogging(b *testing.B) {
 	}
 }
 
+// BenchmarkClientWorkBacklog100kObserved is BenchmarkClientWorkBacklog100k
+// with middleware and hooks set that do nothing (clientbench.Observed).
+func BenchmarkClientWorkBacklog100kObserved(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, pool := benchDriver(b)
+		backlog(b, pool, n, "pending")
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{Configure: clientbench.Observed})
+	}
+}
+
 // BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with
 // 1M completed jobs already in the table.
 func BenchmarkClientWorkBacklogWithFinishedRows(b *testing.B) {

@@ -75,6 +75,19 @@ func BenchmarkWorkBacklogLogging(b *testing.B) {
 	}
 }
 
+// BenchmarkWorkBacklogObserved is BenchmarkWorkBacklog with middleware
+// and hooks set that do nothing (clientbench.Observed).
+func BenchmarkWorkBacklogObserved(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, db := benchDriver(b)
+		backlog(b, db, n, "pending")
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{Configure: clientbench.Observed})
+	}
+}
+
 // BenchmarkWorkBacklogOneMillisecond works a backlog of jobs that take 1 ms
 // each: with the default 10 workers, at most 10,000 jobs/s.
 func BenchmarkWorkBacklogOneMillisecond(b *testing.B) {
