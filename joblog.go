@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -241,6 +243,85 @@ func (h *jobHandler) attrs(r slog.Record) json.RawMessage {
 	if len(h.frames) == 0 && r.NumAttrs() == 0 {
 		return nil
 	}
+	var b []byte
+	ok := false
+	if len(h.frames) == 0 {
+		b, ok = flatAttrs(r)
+	}
+	if !ok {
+		b = h.nestedAttrs(r)
+	}
+	switch {
+	case len(b) > MaxLogAttrsBytes:
+		b = fmt.Appendf(nil, `{"!attrs":"%d bytes, more than %d: not kept"}`, len(b), MaxLogAttrsBytes)
+	case string(b) == "{}":
+		return nil
+	}
+	return b
+}
+
+// maxFlatAttrs is the most attributes flatAttrs encodes.
+const maxFlatAttrs = 8
+
+// flatAttrs encodes the attributes of r, when there are at most
+// maxFlatAttrs, each a string, number, bool, duration or time under a
+// key of its own, without encoding/json's reflection: the same bytes
+// nestedAttrs writes for them. ok is false for any other attributes.
+func flatAttrs(r slog.Record) (b []byte, ok bool) {
+	if r.NumAttrs() > maxFlatAttrs {
+		return nil, false
+	}
+	var buf [maxFlatAttrs]slog.Attr
+	attrs, ok := buf[:0], true
+	r.Attrs(func(a slog.Attr) bool {
+		a.Value = a.Value.Resolve()
+		switch a.Value.Kind() {
+		case slog.KindString, slog.KindInt64, slog.KindUint64, slog.KindBool, slog.KindDuration, slog.KindTime:
+		default:
+			ok = false
+		}
+		a.Key = driver.CleanText(a.Key, 0)
+		ok = ok && a.Key != ""
+		attrs = append(attrs, a)
+		return ok
+	})
+	if !ok || len(attrs) == 0 {
+		return nil, false
+	}
+	slices.SortFunc(attrs, func(x, y slog.Attr) int { return strings.Compare(x.Key, y.Key) })
+	b = make([]byte, 0, 64)
+	for i, a := range attrs {
+		if i > 0 && a.Key == attrs[i-1].Key {
+			return nil, false
+		}
+		b = append(b, ',')
+		b = driver.AppendJSONString(b, a.Key)
+		b = append(b, ':')
+		v := a.Value
+		switch v.Kind() {
+		case slog.KindString:
+			b = driver.AppendJSONString(b, driver.CleanText(v.String(), 0))
+		case slog.KindInt64:
+			b = strconv.AppendInt(b, v.Int64(), 10)
+		case slog.KindUint64:
+			b = strconv.AppendUint(b, v.Uint64(), 10)
+		case slog.KindBool:
+			b = strconv.AppendBool(b, v.Bool())
+		case slog.KindDuration:
+			b = driver.AppendJSONString(b, v.Duration().String())
+		case slog.KindTime:
+			b = append(b, '"')
+			b = v.Time().UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+	}
+	b[0] = '{'
+	return append(b, '}'), true
+}
+
+// nestedAttrs returns the attributes of r, with those of the handler's
+// frames, as a JSON object, through encoding/json.
+func (h *jobHandler) nestedAttrs(r slog.Record) []byte {
 	root := map[string]any{}
 	cur := root
 	for _, f := range h.frames {
@@ -259,13 +340,8 @@ func (h *jobHandler) attrs(r slog.Record) json.RawMessage {
 		return true
 	})
 	b, err := json.Marshal(root)
-	switch {
-	case err != nil:
+	if err != nil {
 		b, _ = json.Marshal(map[string]string{"!attrs": driver.CleanText(err.Error(), 256)})
-	case len(b) > MaxLogAttrsBytes:
-		b = fmt.Appendf(nil, `{"!attrs":"%d bytes, more than %d: not kept"}`, len(b), MaxLogAttrsBytes)
-	case string(b) == "{}":
-		return nil
 	}
 	return b
 }
