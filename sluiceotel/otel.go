@@ -1,9 +1,12 @@
 package sluiceotel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -47,6 +50,40 @@ type Middleware struct {
 
 	enqueued, completed, failed metric.Int64Counter
 	duration, lag               metric.Float64Histogram
+
+	// traceContextOnly is set when prop reads only W3C trace context, which
+	// metadata then gives without decoding its other values.
+	traceContextOnly bool
+	// labels holds a *labels for each topic and queue seen.
+	labels sync.Map
+}
+
+// labels are what the spans and metrics of one topic and queue share,
+// made once rather than for each job.
+type labels struct {
+	workSpan  string
+	spanAttrs []attribute.KeyValue // of a work span, before the job's own
+	set       metric.MeasurementOption
+}
+
+// topicQueue keys Middleware.labels.
+type topicQueue struct{ topic, queue string }
+
+// labelsFor returns the labels of topic and queue.
+func (m *Middleware) labelsFor(topic, queue string) *labels {
+	key := topicQueue{topic, queue}
+	if l, ok := m.labels.Load(key); ok {
+		return l.(*labels)
+	}
+	attrs := []attribute.KeyValue{attribute.String("sluice.topic", topic), attribute.String("sluice.queue", queue)}
+	l := &labels{
+		workSpan: "sluice.work " + topic,
+		spanAttrs: append(slices.Clip(attrs), attribute.String("messaging.system", "sluice"),
+			attribute.String("messaging.operation.type", "process")),
+		set: metric.WithAttributeSet(attribute.NewSet(attrs...)),
+	}
+	actual, _ := m.labels.LoadOrStore(key, l)
+	return actual.(*labels)
 }
 
 // New returns a Middleware, or an error if an instrument cannot be made.
@@ -56,6 +93,9 @@ func New(opts ...Option) (*Middleware, error) {
 		opt(&o)
 	}
 	m := &Middleware{tracer: o.tp.Tracer(scope), meter: o.mp.Meter(scope), prop: o.prop}
+	fields := o.prop.Fields()
+	slices.Sort(fields)
+	m.traceContextOnly = slices.Equal(fields, []string{"traceparent", "tracestate"})
 	var errs [5]error
 	m.enqueued, errs[0] = m.meter.Int64Counter("sluice.jobs.enqueued", metric.WithDescription("Jobs enqueued."))
 	m.completed, errs[1] = m.meter.Int64Counter("sluice.jobs.completed",
@@ -108,8 +148,7 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 		if r.Duplicate {
 			continue
 		}
-		m.enqueued.Add(ctx, 1, metric.WithAttributes(attribute.String("sluice.topic", jobs[i].Topic),
-			attribute.String("sluice.queue", r.Job.Queue)))
+		m.enqueued.Add(ctx, 1, m.labelsFor(jobs[i].Topic, r.Job.Queue).set)
 	}
 	if len(res) == 1 {
 		span.SetAttributes(attribute.String("messaging.message.id", res[0].Job.ID))
@@ -120,42 +159,62 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 // Work implements sluice.WorkMiddleware: a consumer span around the work,
 // child of the span that enqueued the job, and the job's metrics.
 func (m *Middleware) Work(ctx context.Context, job *sluice.JobRow, next func(context.Context) error) error {
-	ctx = m.prop.Extract(ctx, metadataCarrier(job.Metadata))
-	attrs := []attribute.KeyValue{attribute.String("sluice.topic", job.Topic), attribute.String("sluice.queue", job.Queue)}
-	ctx, span := m.tracer.Start(ctx, "sluice.work "+job.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(append(attrs, attribute.String("messaging.system", "sluice"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.message.id", job.ID), attribute.Int("sluice.attempt", job.Attempt))...))
+	ctx = m.prop.Extract(ctx, m.metadataCarrier(job.Metadata))
+	l := m.labelsFor(job.Topic, job.Queue)
+	attrs := make([]attribute.KeyValue, len(l.spanAttrs), len(l.spanAttrs)+2)
+	copy(attrs, l.spanAttrs)
+	ctx, span := m.tracer.Start(ctx, l.workSpan, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(append(attrs, attribute.String("messaging.message.id", job.ID),
+			attribute.Int("sluice.attempt", job.Attempt))...))
 	defer span.End()
-	set := metric.WithAttributes(attrs...)
 	if !job.AttemptedAt.IsZero() {
-		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), set)
+		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), l.set)
 	}
 	start := time.Now()
 	err := next(ctx)
-	m.duration.Record(ctx, time.Since(start).Seconds(), set)
+	m.duration.Record(ctx, time.Since(start).Seconds(), l.set)
 	if err != nil {
-		m.failed.Add(ctx, 1, set)
+		m.failed.Add(ctx, 1, l.set)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return err
 	}
-	m.completed.Add(ctx, 1, set)
+	m.completed.Add(ctx, 1, l.set)
 	return nil
 }
 
 // metadataCarrier returns the string values of a job's metadata as a
-// carrier of trace context; empty when it has none.
-func metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
+// carrier of trace context; empty when it has none. With W3C trace
+// context alone, it decodes only its two values.
+func (m *Middleware) metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
 	c := propagation.MapCarrier{}
 	if len(meta) == 0 {
 		return c
 	}
-	var m map[string]any
-	if json.Unmarshal(meta, &m) != nil {
+	if m.traceContextOnly {
+		var tc struct {
+			Parent string `json:"traceparent"`
+			State  string `json:"tracestate"`
+		}
+		// encoding/json matches names regardless of case: a value found
+		// under another spelling takes the general path.
+		if json.Unmarshal(meta, &tc) == nil && (tc.Parent == "" || bytes.Contains(meta, []byte(`"traceparent"`))) &&
+			(tc.State == "" || bytes.Contains(meta, []byte(`"tracestate"`))) {
+			if tc.Parent != "" {
+				c["traceparent"] = tc.Parent
+			}
+			if tc.State != "" {
+				c["tracestate"] = tc.State
+			}
+			return c
+		}
+		// A value of another type, or another spelling: as below.
+	}
+	var all map[string]any
+	if json.Unmarshal(meta, &all) != nil {
 		return c
 	}
-	for k, v := range m {
+	for k, v := range all {
 		if s, ok := v.(string); ok {
 			c[k] = s
 		}
