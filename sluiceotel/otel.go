@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -192,23 +193,16 @@ func (m *Middleware) metadataCarrier(meta json.RawMessage) propagation.MapCarrie
 		return c
 	}
 	if m.traceContextOnly {
-		var tc struct {
-			Parent string `json:"traceparent"`
-			State  string `json:"tracestate"`
-		}
-		// encoding/json matches names regardless of case: a value found
-		// under another spelling takes the general path.
-		if json.Unmarshal(meta, &tc) == nil && (tc.Parent == "" || bytes.Contains(meta, []byte(`"traceparent"`))) &&
-			(tc.State == "" || bytes.Contains(meta, []byte(`"tracestate"`))) {
-			if tc.Parent != "" {
-				c["traceparent"] = tc.Parent
+		if parent, state, ok := traceContext(meta); ok {
+			if parent != "" {
+				c["traceparent"] = parent
 			}
-			if tc.State != "" {
-				c["tracestate"] = tc.State
+			if state != "" {
+				c["tracestate"] = state
 			}
 			return c
 		}
-		// A value of another type, or another spelling: as below.
+		// Escapes, or a value of another type: as below.
 	}
 	var all map[string]any
 	if json.Unmarshal(meta, &all) != nil {
@@ -220,6 +214,115 @@ func (m *Middleware) metadataCarrier(meta json.RawMessage) propagation.MapCarrie
 		}
 	}
 	return c
+}
+
+// traceContext reads the top-level members traceparent and tracestate of
+// meta, a JSON object, without decoding its other values. ok is false when
+// meta is not an object, or one of them, or a name, holds an escape, or
+// one of them is not a string of valid UTF-8: decode meta in full then.
+func traceContext(meta []byte) (parent, state string, ok bool) {
+	i := skipSpace(meta, 0)
+	if i >= len(meta) || meta[i] != '{' {
+		return "", "", false
+	}
+	if i = skipSpace(meta, i+1); i < len(meta) && meta[i] == '}' {
+		return "", "", true
+	}
+	for i < len(meta) && meta[i] == '"' {
+		end, ok := skipString(meta, i)
+		name := meta[i+1 : max(end-1, i+1)]
+		if !ok || bytes.IndexByte(name, '\\') >= 0 {
+			return "", "", false
+		}
+		if i = skipSpace(meta, end); i >= len(meta) || meta[i] != ':' {
+			return "", "", false
+		}
+		start := skipSpace(meta, i+1)
+		if i, ok = skipValue(meta, start); !ok {
+			return "", "", false
+		}
+		if string(name) == "traceparent" || string(name) == "tracestate" {
+			v := meta[start:i]
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return "", "", false
+			}
+			if string(name) == "traceparent" {
+				parent = string(v[1 : len(v)-1])
+			} else {
+				state = string(v[1 : len(v)-1])
+			}
+		}
+		switch i = skipSpace(meta, i); {
+		case i < len(meta) && meta[i] == ',':
+			i = skipSpace(meta, i+1)
+		case i < len(meta) && meta[i] == '}':
+			return parent, state, skipSpace(meta, i+1) == len(meta)
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+// skipSpace returns the index of the first byte of b from i on that is
+// not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string that starts at b[i].
+func skipString(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return len(b), false
+}
+
+// skipValue returns the index after the JSON value that starts at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				var ok bool
+				if i, ok = skipString(b, i); !ok {
+					return i, false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i // a number, true, false or null
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n', ',', '}', ']':
+			return i, i > start
+		}
+	}
+	return i, i > start
 }
 
 // StatsReader is what ObserveQueues reads: a sluice.Client of any

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,7 +188,10 @@ func TestWorkReadsTraceContextFromMetadata(t *testing.T) {
 		}{
 			{`{"traceparent":` + tp + `}`, true},
 			{`{"n": 1, "nested": {"traceparent": "00-bad"}, "traceparent": ` + tp + `, "list": [1, "x"], "tracestate": "k=v"}`, true},
-			{`{"TraceParent":` + tp + `}`, false}, // names are matched exactly
+			{` { "a" : [ {"traceparent": "x"}, "]}\\\"" ] ,"traceparent" :` + tp + ` , "b":null } `, true},
+			{`{"note":"say \"hi\"","traceparent":` + strings.Replace(tp, "-", `\u002d`, 1) + `}`, true}, // escapes
+			{`{"traceparent":` + tp + `,"traceparent":"00-bad"}`, false},                                // the last one counts
+			{`{"TraceParent":` + tp + `}`, false},                                                       // names are matched exactly
 			{`{"traceparent": 12}`, false},
 			{`{"nested": {"traceparent": ` + tp + `}}`, false},
 			{``, false},
