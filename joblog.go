@@ -97,11 +97,8 @@ func (jr *jobRun) logger() *slog.Logger {
 		return l.logger
 	}
 	cfg := jr.run.cfg
-	inner := cfg.Logger.Handler().WithAttrs([]slog.Attr{
-		slog.String("job_id", jr.row.ID), slog.String("topic", jr.row.Topic), slog.Int("attempt", jr.row.Attempt),
-	})
 	l := &jobLog{}
-	l.logger = slog.New(&jobHandler{jr: jr, log: l, inner: inner, keep: cfg.JobLogs.Level})
+	l.logger = slog.New(&jobHandler{jr: jr, log: l, base: cfg.Logger.Handler(), keep: cfg.JobLogs.Level})
 	if cfg.JobLogs.MaxRecords > 0 {
 		l.records = slices.Clone(jr.row.Logs)
 		l.dropped = jr.row.LogsDropped
@@ -179,13 +176,48 @@ func recordBytes(r *LogRecord) int { return len(r.Message) + len(r.Attrs) }
 // jobHandler is the slog.Handler of a job's logger: it keeps records with
 // the job and passes them on to the client's logger.
 type jobHandler struct {
-	jr    *jobRun
-	log   *jobLog
-	inner slog.Handler
-	keep  slog.Leveler
+	jr  *jobRun
+	log *jobLog
+	// base is the client logger's handler. Records go to it with the
+	// job's attributes first (jobAttrs); with frames, through inner.
+	base slog.Handler
+	keep slog.Leveler
 	// frames are the groups and attributes added with WithGroup and
-	// WithAttrs, in order.
+	// WithAttrs, in order; inner, set with them, makes base with the job's
+	// attributes and the frames once, when a record first needs it.
 	frames []logFrame
+	inner  *lazyHandler
+}
+
+// lazyHandler is a handler made on first use.
+type lazyHandler struct {
+	once sync.Once
+	h    slog.Handler
+}
+
+// jobAttrs are the attributes the client logger's records of a job carry
+// first.
+func (h *jobHandler) jobAttrs() []slog.Attr {
+	row := h.jr.row
+	return []slog.Attr{slog.String("job_id", row.ID), slog.String("topic", row.Topic), slog.Int("attempt", row.Attempt)}
+}
+
+// handler returns the handler records go to with their attributes alone:
+// base with the job's attributes and the frames, made on first use. Only
+// for a handler with frames.
+func (h *jobHandler) handler() slog.Handler {
+	h.inner.once.Do(func() {
+		inner := h.base.WithAttrs(h.jobAttrs())
+		for _, f := range h.frames {
+			if f.group != "" {
+				inner = inner.WithGroup(f.group)
+			} else {
+				inner = inner.WithAttrs(f.attrs)
+			}
+		}
+		h.inner.h = inner
+	})
+	return h.inner.h
 }
 
 // logFrame is one WithGroup (group set) or WithAttrs (attrs set) call.
@@ -196,7 +228,7 @@ type logFrame struct {
 
 // Enabled implements slog.Handler.
 func (h *jobHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return h.keeps(level) || h.inner.Enabled(ctx, level)
+	return h.keeps(level) || h.base.Enabled(ctx, level)
 }
 
 func (h *jobHandler) keeps(level slog.Level) bool {
@@ -212,17 +244,29 @@ func (h *jobHandler) Handle(ctx context.Context, r slog.Record) error {
 		h.log.add(rec, &jr.run.cfg.JobLogs)
 		jr.run.events.emitLog(jr.row, rec, rec.Time.Sub(jr.row.AttemptedAt))
 	}
-	if h.inner.Enabled(ctx, r.Level) {
-		return h.inner.Handle(ctx, r)
+	switch {
+	case !h.base.Enabled(ctx, r.Level):
+		return nil
+	case len(h.frames) > 0:
+		return h.handler().Handle(ctx, r)
 	}
-	return nil
+	// The job's attributes go first in the record itself, as a handler
+	// made with them would write them: that costs less than making one,
+	// which a job logging once would pay in full.
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	out.AddAttrs(h.jobAttrs()...)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(a)
+		return true
+	})
+	return h.base.Handle(ctx, out)
 }
 
 // WithAttrs implements slog.Handler.
 func (h *jobHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
-	c.inner = h.inner.WithAttrs(attrs)
 	c.frames = append(slices.Clip(h.frames), logFrame{attrs: attrs})
+	c.inner = &lazyHandler{}
 	return &c
 }
 
@@ -232,8 +276,8 @@ func (h *jobHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	c := *h
-	c.inner = h.inner.WithGroup(name)
 	c.frames = append(slices.Clip(h.frames), logFrame{group: name})
+	c.inner = &lazyHandler{}
 	return &c
 }
 
