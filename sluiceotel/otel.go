@@ -43,7 +43,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options)
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(o *options) { o.prop = p } }
 
 // Middleware traces and measures enqueues and work; see the package
-// documentation.
+// documentation. It keeps, for each topic and queue it has seen, the
+// attributes their spans and metrics share, made once.
 type Middleware struct {
 	tracer trace.Tracer
 	meter  metric.Meter
