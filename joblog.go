@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,11 +97,8 @@ func (jr *jobRun) logger() *slog.Logger {
 		return l.logger
 	}
 	cfg := jr.run.cfg
-	inner := cfg.Logger.Handler().WithAttrs([]slog.Attr{
-		slog.String("job_id", jr.row.ID), slog.String("topic", jr.row.Topic), slog.Int("attempt", jr.row.Attempt),
-	})
 	l := &jobLog{}
-	l.logger = slog.New(&jobHandler{jr: jr, log: l, inner: inner, keep: cfg.JobLogs.Level})
+	l.logger = slog.New(&jobHandler{jr: jr, log: l, base: cfg.Logger.Handler(), keep: cfg.JobLogs.Level})
 	if cfg.JobLogs.MaxRecords > 0 {
 		l.records = slices.Clone(jr.row.Logs)
 		l.dropped = jr.row.LogsDropped
@@ -177,13 +176,48 @@ func recordBytes(r *LogRecord) int { return len(r.Message) + len(r.Attrs) }
 // jobHandler is the slog.Handler of a job's logger: it keeps records with
 // the job and passes them on to the client's logger.
 type jobHandler struct {
-	jr    *jobRun
-	log   *jobLog
-	inner slog.Handler
-	keep  slog.Leveler
+	jr  *jobRun
+	log *jobLog
+	// base is the client logger's handler. Records go to it with the
+	// job's attributes first (jobAttrs); with frames, through inner.
+	base slog.Handler
+	keep slog.Leveler
 	// frames are the groups and attributes added with WithGroup and
-	// WithAttrs, in order.
+	// WithAttrs, in order; inner, set with them, makes base with the job's
+	// attributes and the frames once, when a record first needs it.
 	frames []logFrame
+	inner  *lazyHandler
+}
+
+// lazyHandler is a handler made on first use.
+type lazyHandler struct {
+	once sync.Once
+	h    slog.Handler
+}
+
+// jobAttrs are the attributes the client logger's records of a job carry
+// first.
+func (h *jobHandler) jobAttrs() []slog.Attr {
+	row := h.jr.row
+	return []slog.Attr{slog.String("job_id", row.ID), slog.String("topic", row.Topic), slog.Int("attempt", row.Attempt)}
+}
+
+// handler returns the handler records go to with their attributes alone:
+// base with the job's attributes and the frames, made on first use. Only
+// for a handler with frames.
+func (h *jobHandler) handler() slog.Handler {
+	h.inner.once.Do(func() {
+		inner := h.base.WithAttrs(h.jobAttrs())
+		for _, f := range h.frames {
+			if f.group != "" {
+				inner = inner.WithGroup(f.group)
+			} else {
+				inner = inner.WithAttrs(f.attrs)
+			}
+		}
+		h.inner.h = inner
+	})
+	return h.inner.h
 }
 
 // logFrame is one WithGroup (group set) or WithAttrs (attrs set) call.
@@ -194,7 +228,7 @@ type logFrame struct {
 
 // Enabled implements slog.Handler.
 func (h *jobHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return h.keeps(level) || h.inner.Enabled(ctx, level)
+	return h.keeps(level) || h.base.Enabled(ctx, level)
 }
 
 func (h *jobHandler) keeps(level slog.Level) bool {
@@ -210,17 +244,29 @@ func (h *jobHandler) Handle(ctx context.Context, r slog.Record) error {
 		h.log.add(rec, &jr.run.cfg.JobLogs)
 		jr.run.events.emitLog(jr.row, rec, rec.Time.Sub(jr.row.AttemptedAt))
 	}
-	if h.inner.Enabled(ctx, r.Level) {
-		return h.inner.Handle(ctx, r)
+	switch {
+	case !h.base.Enabled(ctx, r.Level):
+		return nil
+	case len(h.frames) > 0:
+		return h.handler().Handle(ctx, r)
 	}
-	return nil
+	// The job's attributes go first in the record itself, as a handler
+	// made with them would write them: that costs less than making one,
+	// which a job logging once would pay in full.
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	out.AddAttrs(h.jobAttrs()...)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(a)
+		return true
+	})
+	return h.base.Handle(ctx, out)
 }
 
 // WithAttrs implements slog.Handler.
 func (h *jobHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
-	c.inner = h.inner.WithAttrs(attrs)
 	c.frames = append(slices.Clip(h.frames), logFrame{attrs: attrs})
+	c.inner = &lazyHandler{}
 	return &c
 }
 
@@ -230,8 +276,8 @@ func (h *jobHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	c := *h
-	c.inner = h.inner.WithGroup(name)
 	c.frames = append(slices.Clip(h.frames), logFrame{group: name})
+	c.inner = &lazyHandler{}
 	return &c
 }
 
@@ -241,6 +287,85 @@ func (h *jobHandler) attrs(r slog.Record) json.RawMessage {
 	if len(h.frames) == 0 && r.NumAttrs() == 0 {
 		return nil
 	}
+	var b []byte
+	ok := false
+	if len(h.frames) == 0 {
+		b, ok = flatAttrs(r)
+	}
+	if !ok {
+		b = h.nestedAttrs(r)
+	}
+	switch {
+	case len(b) > MaxLogAttrsBytes:
+		b = fmt.Appendf(nil, `{"!attrs":"%d bytes, more than %d: not kept"}`, len(b), MaxLogAttrsBytes)
+	case string(b) == "{}":
+		return nil
+	}
+	return b
+}
+
+// maxFlatAttrs is the most attributes flatAttrs encodes.
+const maxFlatAttrs = 8
+
+// flatAttrs encodes the attributes of r, when there are at most
+// maxFlatAttrs, each a string, number, bool, duration or time under a
+// key of its own, without encoding/json's reflection: the same bytes
+// nestedAttrs writes for them. ok is false for any other attributes.
+func flatAttrs(r slog.Record) (b []byte, ok bool) {
+	if r.NumAttrs() > maxFlatAttrs {
+		return nil, false
+	}
+	var buf [maxFlatAttrs]slog.Attr
+	attrs, ok := buf[:0], true
+	r.Attrs(func(a slog.Attr) bool {
+		a.Value = a.Value.Resolve()
+		switch a.Value.Kind() {
+		case slog.KindString, slog.KindInt64, slog.KindUint64, slog.KindBool, slog.KindDuration, slog.KindTime:
+		default:
+			ok = false
+		}
+		a.Key = driver.CleanText(a.Key, 0)
+		ok = ok && a.Key != ""
+		attrs = append(attrs, a)
+		return ok
+	})
+	if !ok || len(attrs) == 0 {
+		return nil, false
+	}
+	slices.SortFunc(attrs, func(x, y slog.Attr) int { return strings.Compare(x.Key, y.Key) })
+	b = make([]byte, 0, 64)
+	for i, a := range attrs {
+		if i > 0 && a.Key == attrs[i-1].Key {
+			return nil, false
+		}
+		b = append(b, ',')
+		b = driver.AppendJSONString(b, a.Key)
+		b = append(b, ':')
+		v := a.Value
+		switch v.Kind() {
+		case slog.KindString:
+			b = driver.AppendJSONString(b, driver.CleanText(v.String(), 0))
+		case slog.KindInt64:
+			b = strconv.AppendInt(b, v.Int64(), 10)
+		case slog.KindUint64:
+			b = strconv.AppendUint(b, v.Uint64(), 10)
+		case slog.KindBool:
+			b = strconv.AppendBool(b, v.Bool())
+		case slog.KindDuration:
+			b = driver.AppendJSONString(b, v.Duration().String())
+		case slog.KindTime:
+			b = append(b, '"')
+			b = v.Time().UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+	}
+	b[0] = '{'
+	return append(b, '}'), true
+}
+
+// nestedAttrs returns the attributes of r, with those of the handler's
+// frames, as a JSON object, through encoding/json.
+func (h *jobHandler) nestedAttrs(r slog.Record) []byte {
 	root := map[string]any{}
 	cur := root
 	for _, f := range h.frames {
@@ -259,13 +384,8 @@ func (h *jobHandler) attrs(r slog.Record) json.RawMessage {
 		return true
 	})
 	b, err := json.Marshal(root)
-	switch {
-	case err != nil:
+	if err != nil {
 		b, _ = json.Marshal(map[string]string{"!attrs": driver.CleanText(err.Error(), 256)})
-	case len(b) > MaxLogAttrsBytes:
-		b = fmt.Appendf(nil, `{"!attrs":"%d bytes, more than %d: not kept"}`, len(b), MaxLogAttrsBytes)
-	case string(b) == "{}":
-		return nil
 	}
 	return b
 }

@@ -70,9 +70,12 @@ func testLoggerKeepsRecordsWithTheJob[TTx any](t *testing.T, k *kit[TTx]) {
 	require.Nil(t, row.Logs[1].Attrs)
 	require.Equal(t, 2, row.Logs[2].Attempt, "the retry's record follows the first attempt's")
 
-	// The records went to Config.Logger too, with the job's attributes.
-	require.Contains(t, out.String(), `"job_id":"`+res.Job.ID+`"`)
-	require.Contains(t, out.String(), `"msg":"failing"`)
+	// The records went to Config.Logger too, with the job's attributes
+	// first, outside the logger's own attributes and groups.
+	job := `"job_id":"` + res.Job.ID + `","topic":"` + res.Job.Topic + `","attempt":`
+	require.Contains(t, out.String(), `"msg":"failing",`+job+`1}`)
+	require.Contains(t, out.String(), `"msg":"hello \u0000 there",`+job+`1,"step":"copy","g":{"n":7,"d":1000000000,"err":"bad"}}`)
+	require.Contains(t, out.String(), `"msg":"hello \u0000 there",`+job+`2,"step":"copy","g":{"n":7,`)
 }
 
 func TestLoggerBoundsAndWritesWhileRunning(t *testing.T) {

@@ -2,31 +2,61 @@ package sluiceotel_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 	"github.com/sluicehq/sluice/internal/testkit/clientbench"
 	"github.com/sluicehq/sluice/sluiceotel"
 )
 
-// BenchmarkWorkBacklog works a backlog of 100k no-op jobs on SQLite with
-// the default Config, plain (Plain) and with tracing and metrics on and
-// one log line per job (Traced): every span sampled and exported in
-// batches (to an exporter that drops them), metrics recorded. The backlog
-// is enqueued through the same Config, so traced jobs carry their trace
-// context. Run both in one program, alternating (-count), to compare.
-func BenchmarkWorkBacklog(b *testing.B) {
-	b.Run("Plain", func(b *testing.B) { burnDown(b, false) })
-	b.Run("Traced", func(b *testing.B) { burnDown(b, true) })
+// burnDownCases are the variants of a burn-down each benchmark below runs:
+// plain, with tracing and metrics on (every span sampled and exported in
+// batches to an exporter that drops them, metrics recorded), and with
+// tracing and one log line per job. Run them in one program, alternating
+// (-count), to compare.
+var burnDownCases = []struct {
+	name            string
+	traced, logLine bool
+}{
+	{"Plain", false, false},
+	{"Traced", true, false},
+	{"TracedLogging", true, true},
 }
 
-func burnDown(b *testing.B, traced bool) {
+// BenchmarkWorkBacklog works a backlog of 100k no-op jobs on SQLite with
+// the default Config, in each of burnDownCases. The backlog is enqueued
+// through the same Config, so traced jobs carry their trace context.
+func BenchmarkWorkBacklog(b *testing.B) {
+	for _, c := range burnDownCases {
+		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, sqliteDriver) })
+	}
+}
+
+// BenchmarkClientWorkBacklog is BenchmarkWorkBacklog on the Postgres
+// server named by SLUICE_TEST_DATABASE_URL.
+func BenchmarkClientWorkBacklog(b *testing.B) {
+	for _, c := range burnDownCases {
+		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, pgDriver) })
+	}
+}
+
+// burnDown works a backlog of 100k jobs on drivers open makes, traced or
+// not, logging one line per job or not.
+func burnDown[TTx any](b *testing.B, traced, logLine bool, open func(*testing.B) driver.Driver[TTx]) {
 	n := clientbench.Size(100_000)
 	for b.Loop() {
 		b.StopTimer()
@@ -44,23 +74,61 @@ func burnDown(b *testing.B, traced bool) {
 				cfg.WorkMiddleware = []sluice.WorkMiddleware{mw}
 			}
 		}
-		d := backlog(b, n, configure)
+		d := open(b)
+		backlog(b, d, n, configure)
 		b.StartTimer()
-		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: traced, Configure: configure})
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: logLine, Configure: configure})
 	}
 }
 
-// backlog returns a driver over a fresh SQLite file holding n pending jobs,
-// enqueued in batches of 1,000 through a client with the Config configure
-// makes.
-func backlog(b *testing.B, n int, configure func(*sluice.Config)) *sqlitedriver.Driver {
+// sqliteDriver returns a driver over a fresh SQLite file.
+func sqliteDriver(b *testing.B) driver.Driver[*sql.Tx] {
 	b.Helper()
 	db, err := sqlitedriver.Open(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = db.Close() })
-	d := sqlitedriver.New(db)
+	return sqlitedriver.New(db)
+}
+
+// pgDriver returns a driver over a fresh schema, dropped at the end, of
+// the Postgres server named by SLUICE_TEST_DATABASE_URL, with a pool of 20
+// connections. (internal/testkit/dbtest would bring its container
+// dependencies into this module.)
+func pgDriver(b *testing.B) driver.Driver[pgx.Tx] {
+	b.Helper()
+	url := os.Getenv("SLUICE_TEST_DATABASE_URL")
+	if url == "" {
+		b.Skip("SLUICE_TEST_DATABASE_URL names no Postgres server")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("sluice_bench_%d", time.Now().UnixNano())
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.MaxConns = 20
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") })
+	return pgxdriver.New(pool, pgxdriver.WithSchema(schema))
+}
+
+// backlog migrates d and enqueues n pending jobs in batches of 1,000
+// through a client with the Config configure makes.
+func backlog[TTx any](b *testing.B, d driver.Driver[TTx], n int, configure func(*sluice.Config)) {
+	b.Helper()
+	if err := d.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 	cfg := &sluice.Config{}
 	configure(cfg)
 	c, err := sluice.NewClient(d, cfg)
@@ -76,5 +144,4 @@ func backlog(b *testing.B, n int, configure func(*sluice.Config)) *sqlitedriver.
 			b.Fatal(err)
 		}
 	}
-	return d
 }

@@ -1,10 +1,14 @@
 package sluiceotel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -39,7 +43,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options)
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(o *options) { o.prop = p } }
 
 // Middleware traces and measures enqueues and work; see the package
-// documentation.
+// documentation. It keeps, for each topic and queue it has seen, the
+// attributes their spans and metrics share, made once.
 type Middleware struct {
 	tracer trace.Tracer
 	meter  metric.Meter
@@ -47,6 +52,40 @@ type Middleware struct {
 
 	enqueued, completed, failed metric.Int64Counter
 	duration, lag               metric.Float64Histogram
+
+	// traceContextOnly is set when prop reads only W3C trace context, which
+	// metadata then gives without decoding its other values.
+	traceContextOnly bool
+	// labels holds a *labels for each topic and queue seen.
+	labels sync.Map
+}
+
+// labels are what the spans and metrics of one topic and queue share,
+// made once rather than for each job.
+type labels struct {
+	workSpan  string
+	spanAttrs []attribute.KeyValue // of a work span, before the job's own
+	set       metric.MeasurementOption
+}
+
+// topicQueue keys Middleware.labels.
+type topicQueue struct{ topic, queue string }
+
+// labelsFor returns the labels of topic and queue.
+func (m *Middleware) labelsFor(topic, queue string) *labels {
+	key := topicQueue{topic, queue}
+	if l, ok := m.labels.Load(key); ok {
+		return l.(*labels)
+	}
+	attrs := []attribute.KeyValue{attribute.String("sluice.topic", topic), attribute.String("sluice.queue", queue)}
+	l := &labels{
+		workSpan: "sluice.work " + topic,
+		spanAttrs: append(slices.Clip(attrs), attribute.String("messaging.system", "sluice"),
+			attribute.String("messaging.operation.type", "process")),
+		set: metric.WithAttributeSet(attribute.NewSet(attrs...)),
+	}
+	actual, _ := m.labels.LoadOrStore(key, l)
+	return actual.(*labels)
 }
 
 // New returns a Middleware, or an error if an instrument cannot be made.
@@ -56,6 +95,9 @@ func New(opts ...Option) (*Middleware, error) {
 		opt(&o)
 	}
 	m := &Middleware{tracer: o.tp.Tracer(scope), meter: o.mp.Meter(scope), prop: o.prop}
+	fields := o.prop.Fields()
+	slices.Sort(fields)
+	m.traceContextOnly = slices.Equal(fields, []string{"traceparent", "tracestate"})
 	var errs [5]error
 	m.enqueued, errs[0] = m.meter.Int64Counter("sluice.jobs.enqueued", metric.WithDescription("Jobs enqueued."))
 	m.completed, errs[1] = m.meter.Int64Counter("sluice.jobs.completed",
@@ -108,8 +150,7 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 		if r.Duplicate {
 			continue
 		}
-		m.enqueued.Add(ctx, 1, metric.WithAttributes(attribute.String("sluice.topic", jobs[i].Topic),
-			attribute.String("sluice.queue", r.Job.Queue)))
+		m.enqueued.Add(ctx, 1, m.labelsFor(jobs[i].Topic, r.Job.Queue).set)
 	}
 	if len(res) == 1 {
 		span.SetAttributes(attribute.String("messaging.message.id", res[0].Job.ID))
@@ -120,47 +161,169 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 // Work implements sluice.WorkMiddleware: a consumer span around the work,
 // child of the span that enqueued the job, and the job's metrics.
 func (m *Middleware) Work(ctx context.Context, job *sluice.JobRow, next func(context.Context) error) error {
-	ctx = m.prop.Extract(ctx, metadataCarrier(job.Metadata))
-	attrs := []attribute.KeyValue{attribute.String("sluice.topic", job.Topic), attribute.String("sluice.queue", job.Queue)}
-	ctx, span := m.tracer.Start(ctx, "sluice.work "+job.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(append(attrs, attribute.String("messaging.system", "sluice"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.message.id", job.ID), attribute.Int("sluice.attempt", job.Attempt))...))
+	ctx = m.prop.Extract(ctx, m.metadataCarrier(job.Metadata))
+	l := m.labelsFor(job.Topic, job.Queue)
+	attrs := make([]attribute.KeyValue, len(l.spanAttrs), len(l.spanAttrs)+2)
+	copy(attrs, l.spanAttrs)
+	ctx, span := m.tracer.Start(ctx, l.workSpan, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(append(attrs, attribute.String("messaging.message.id", job.ID),
+			attribute.Int("sluice.attempt", job.Attempt))...))
 	defer span.End()
-	set := metric.WithAttributes(attrs...)
 	if !job.AttemptedAt.IsZero() {
-		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), set)
+		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), l.set)
 	}
 	start := time.Now()
 	err := next(ctx)
-	m.duration.Record(ctx, time.Since(start).Seconds(), set)
+	m.duration.Record(ctx, time.Since(start).Seconds(), l.set)
 	if err != nil {
-		m.failed.Add(ctx, 1, set)
+		m.failed.Add(ctx, 1, l.set)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return err
 	}
-	m.completed.Add(ctx, 1, set)
+	m.completed.Add(ctx, 1, l.set)
 	return nil
 }
 
 // metadataCarrier returns the string values of a job's metadata as a
-// carrier of trace context; empty when it has none.
-func metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
+// carrier of trace context; empty when it has none. With W3C trace
+// context alone, it decodes only its two values.
+func (m *Middleware) metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
 	c := propagation.MapCarrier{}
 	if len(meta) == 0 {
 		return c
 	}
-	var m map[string]any
-	if json.Unmarshal(meta, &m) != nil {
+	if m.traceContextOnly {
+		if parent, state, ok := traceContext(meta); ok {
+			if parent != "" {
+				c["traceparent"] = parent
+			}
+			if state != "" {
+				c["tracestate"] = state
+			}
+			return c
+		}
+		// Escapes, or a value of another type: as below.
+	}
+	var all map[string]any
+	if json.Unmarshal(meta, &all) != nil {
 		return c
 	}
-	for k, v := range m {
+	for k, v := range all {
 		if s, ok := v.(string); ok {
 			c[k] = s
 		}
 	}
 	return c
+}
+
+// traceContext reads the top-level members traceparent and tracestate of
+// meta, a JSON object, without decoding its other values. ok is false when
+// meta is not an object, or one of them, or a name, holds an escape, or
+// one of them is not a string of valid UTF-8: decode meta in full then.
+func traceContext(meta []byte) (parent, state string, ok bool) {
+	i := skipSpace(meta, 0)
+	if i >= len(meta) || meta[i] != '{' {
+		return "", "", false
+	}
+	if i = skipSpace(meta, i+1); i < len(meta) && meta[i] == '}' {
+		return "", "", true
+	}
+	for i < len(meta) && meta[i] == '"' {
+		end, ok := skipString(meta, i)
+		name := meta[i+1 : max(end-1, i+1)]
+		if !ok || bytes.IndexByte(name, '\\') >= 0 {
+			return "", "", false
+		}
+		if i = skipSpace(meta, end); i >= len(meta) || meta[i] != ':' {
+			return "", "", false
+		}
+		start := skipSpace(meta, i+1)
+		if i, ok = skipValue(meta, start); !ok {
+			return "", "", false
+		}
+		if string(name) == "traceparent" || string(name) == "tracestate" {
+			v := meta[start:i]
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return "", "", false
+			}
+			if string(name) == "traceparent" {
+				parent = string(v[1 : len(v)-1])
+			} else {
+				state = string(v[1 : len(v)-1])
+			}
+		}
+		switch i = skipSpace(meta, i); {
+		case i < len(meta) && meta[i] == ',':
+			i = skipSpace(meta, i+1)
+		case i < len(meta) && meta[i] == '}':
+			return parent, state, skipSpace(meta, i+1) == len(meta)
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+// skipSpace returns the index of the first byte of b from i on that is
+// not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string that starts at b[i].
+func skipString(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return len(b), false
+}
+
+// skipValue returns the index after the JSON value that starts at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				var ok bool
+				if i, ok = skipString(b, i); !ok {
+					return i, false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i // a number, true, false or null
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n', ',', '}', ']':
+			return i, i > start
+		}
+	}
+	return i, i > start
 }
 
 // StatsReader is what ObserveQueues reads: a sluice.Client of any

@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -159,4 +161,52 @@ func TestQueueDepth(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(3), depth)
+}
+
+// TestWorkReadsTraceContextFromMetadata runs Work on jobs whose metadata
+// carries trace context among other values, through the default
+// propagator and one that reads baggage too: the work span is the child
+// of the span the metadata names, whatever else the metadata holds.
+func TestWorkReadsTraceContextFromMetadata(t *testing.T) {
+	t.Parallel()
+	parentCtx, parent := sdktrace.NewTracerProvider().Tracer("test").Start(t.Context(), "request")
+	parent.End()
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(parentCtx, carrier)
+	tp := `"` + carrier.Get("traceparent") + `"`
+	for _, prop := range []propagation.TextMapPropagator{
+		propagation.TraceContext{},
+		propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	} {
+		rec := tracetest.NewSpanRecorder()
+		mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+			sluiceotel.WithPropagator(prop))
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			meta  string
+			child bool
+		}{
+			{`{"traceparent":` + tp + `}`, true},
+			{`{"n": 1, "nested": {"traceparent": "00-bad"}, "traceparent": ` + tp + `, "list": [1, "x"], "tracestate": "k=v"}`, true},
+			{` { "a" : [ {"traceparent": "x"}, "]}\\\"" ] ,"traceparent" :` + tp + ` , "b":null } `, true},
+			{`{"note":"say \"hi\"","traceparent":` + strings.Replace(tp, "-", `\u002d`, 1) + `}`, true}, // escapes
+			{`{"traceparent":` + tp + `,"traceparent":"00-bad"}`, false},                                // the last one counts
+			{`{"TraceParent":` + tp + `}`, false},                                                       // names are matched exactly
+			{`{"traceparent": 12}`, false},
+			{`{"nested": {"traceparent": ` + tp + `}}`, false},
+			{``, false},
+		} {
+			job := &sluice.JobRow{ID: "j", Topic: "mail", Queue: "default", Attempt: 1, Metadata: []byte(tc.meta)}
+			var got trace.SpanContext
+			require.NoError(t, mw.Work(t.Context(), job, func(ctx context.Context) error {
+				got = trace.SpanContextFromContext(ctx)
+				return nil
+			}))
+			spans := rec.Ended()
+			work := spans[len(spans)-1]
+			require.Equal(t, got.SpanID(), work.SpanContext().SpanID())
+			require.Equal(t, tc.child, work.Parent().SpanID() == parent.SpanContext().SpanID(), "metadata %s", tc.meta)
+			require.Equal(t, tc.child, work.SpanContext().TraceID() == parent.SpanContext().TraceID(), "metadata %s", tc.meta)
+		}
+	}
 }

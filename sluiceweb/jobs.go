@@ -117,7 +117,7 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 	if res.Duplicate {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, enqueueResponse{Job: withoutLogs(res.Job)[0], Duplicate: res.Duplicate})
+	writeEnqueueResponse(w, status, enqueueResponse{Job: withoutLogs(res.Job)[0], Duplicate: res.Duplicate})
 }
 
 // jobResponse answers a request about one job.

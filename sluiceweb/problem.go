@@ -101,6 +101,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		writeProblem(w, &problem{Status: http.StatusInternalServerError, Code: CodeInternal, Detail: "encoding the response failed"})
 		return
 	}
+	writeBody(w, status, body)
+}
+
+// writeBody writes body, JSON, with status.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")

@@ -172,13 +172,22 @@ func testLogsByFinalize[TTx any](h *harness[TTx], m mode) {
 	done.Logs = h.logs(2, 1, 0, at)
 	retry := retrying(retried, h.at(time.Minute), &driver.AttemptError{Attempt: 1, At: at, Error: "boom"})
 	retry.Logs = h.logs(3, 1, 7, at)
-	require.Equal(h.t, []bool{true, true, true},
-		finalizeMode(h, m, ending(plainDone, driver.StatusCompleted, at), done, retry))
+	// A job whose logs a progress write stored, completed without more
+	// after completions with logs: it keeps them.
+	kept := h.started(client1, nil)
+	keptLogs := progressing(kept, 1, "", at)
+	keptLogs.KeepProgress, keptLogs.Logs = true, h.logs(2, 1, 0, at)
+	require.Equal(h.t, []bool{true}, progressMode(h, m, keptLogs))
+	require.Equal(h.t, []bool{true, true, true, true},
+		finalizeMode(h, m, ending(plainDone, driver.StatusCompleted, at), done, retry, ending(kept, driver.StatusCompleted, at)))
 
 	want := unlocked(plainDone, driver.StatusCompleted)
 	want.FinalizedAt = at
 	h.requireStored(want)
 	want = withLogs(unlocked(logged, driver.StatusCompleted), done.Logs)
+	want.FinalizedAt = at
+	h.requireStored(want)
+	want = withLogs(unlocked(kept, driver.StatusCompleted), keptLogs.Logs)
 	want.FinalizedAt = at
 	h.requireStored(want)
 	want = withLogs(unlocked(retried, driver.StatusPending), retry.Logs)

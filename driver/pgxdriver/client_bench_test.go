@@ -97,14 +97,25 @@ func BenchmarkClientWorkBacklog100k(b *testing.B) { burnDown(b, clientbench.Size
 // with jobs that log one record each through sluice.Logger, kept with the
 // job.
 func BenchmarkClientWorkBacklog100kLogging(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{LogLine: true})
+}
+
+// burnDownWith works a backlog of 100k jobs with the options o.
+func burnDownWith(b *testing.B, o clientbench.BurnDownOptions) {
 	n := clientbench.Size(100_000)
 	for b.Loop() {
 		b.StopTimer()
 		d, pool := benchDriver(b)
 		backlog(b, pool, n, "pending")
 		b.StartTimer()
-		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: true})
+		clientbench.BurnDownWith(b, d, n, o)
 	}
+}
+
+// BenchmarkClientWorkBacklog100kObserved is BenchmarkClientWorkBacklog100k
+// with middleware and hooks set that do nothing (clientbench.Observed).
+func BenchmarkClientWorkBacklog100kObserved(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{Configure: clientbench.Observed})
 }
 
 // BenchmarkClientWorkBacklogWithFinishedRows works a backlog of 100k with

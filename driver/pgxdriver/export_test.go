@@ -29,6 +29,10 @@ func (d *Driver) FinalizeQuery() string { return d.q.finalize }
 // that check its plan.
 func (d *Driver) CompleteQuery() string { return d.q.complete }
 
+// CompleteLogsQuery returns the driver's SQL for plain completions with
+// logs, for tests that check its plan.
+func (d *Driver) CompleteLogsQuery() string { return d.q.completeLogs }
+
 // ProgressQuery returns the driver's progress SQL, for tests that check its
 // plan.
 func (d *Driver) ProgressQuery() string { return d.q.progress }

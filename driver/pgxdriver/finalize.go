@@ -40,9 +40,9 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 			if err = ins.add(len(withIns.index)+1, it.Insert); err == nil {
 				err = withIns.addFull(i, id, it)
 			}
-		case it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil && it.Logs == nil &&
+		case it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil &&
 			(len(plain.index) == 0 || it.LockedBy == plain.lockedBy[0]):
-			plain.add(i, id, it)
+			err = plain.addPlain(i, id, it)
 		default:
 			err = full.addFull(i, id, it)
 		}
@@ -52,7 +52,11 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	}
 	var stmts []batchStmt
 	if len(plain.index) > 0 {
-		stmts = append(stmts, batchStmt{e.d.q.complete, plain.completeArgs(), scanMatched(matched, plain.index)})
+		q := e.d.q.complete
+		if plain.withLogs {
+			q = e.d.q.completeLogs
+		}
+		stmts = append(stmts, batchStmt{q, plain.completeArgs(), scanMatched(matched, plain.index)})
 	}
 	if len(full.index) > 0 {
 		stmts = append(stmts, batchStmt{e.d.q.finalize, full.finalizeArgs(), scanMatched(matched, full.index)})
@@ -137,6 +141,8 @@ type finalizeArrays struct {
 	runAts, finalizedAts, attempteds []pgtype.Timestamptz
 	errs, results, logs              []pgtype.Text
 	logged                           []pgtype.Int4
+	// withLogs is set when the completions of completeSQL carry logs.
+	withLogs bool
 }
 
 // newFinalizeArrays returns arrays with room for n items.
@@ -159,6 +165,39 @@ func (a *finalizeArrays) add(i int, id pgtype.UUID, it *driver.JobFinalize) {
 	a.finalizedAts = append(a.finalizedAts, nullTime(it.FinalizedAt))
 }
 
+// addPlain appends an item of completeSQL: with its logs, if it has any
+// or an item before it had.
+func (a *finalizeArrays) addPlain(i int, id pgtype.UUID, it *driver.JobFinalize) error {
+	if it.Logs != nil && !a.withLogs {
+		a.withLogs = true
+		a.logs = make([]pgtype.Text, len(a.index), cap(a.index))
+		a.logged = make([]pgtype.Int4, len(a.index), cap(a.index))
+	}
+	if a.withLogs {
+		if err := a.addLogs(it.Logs); err != nil {
+			return err
+		}
+	}
+	a.add(i, id, it)
+	return nil
+}
+
+// addLogs appends logs, or nothing (nil), to the logs arrays.
+func (a *finalizeArrays) addLogs(logs *driver.JobLogs) error {
+	var text []byte
+	var logged pgtype.Int4
+	if logs != nil {
+		var err error
+		if text, err = rowcodec.LogsJSON(logs); err != nil {
+			return err
+		}
+		logged = pgtype.Int4{Int32: int32(logs.Logged()), Valid: true}
+	}
+	a.logs = append(a.logs, nullText(text))
+	a.logged = append(a.logged, logged)
+	return nil
+}
+
 // addFull appends an item of finalizeSQL.
 func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) error {
 	var e []byte
@@ -179,21 +218,13 @@ func (a *finalizeArrays) addFull(i int, id pgtype.UUID, it *driver.JobFinalize) 
 	a.giveBack = append(a.giveBack, back)
 	a.errs = append(a.errs, nullText(e))
 	a.results = append(a.results, nullText(it.Result))
-	var logs []byte
-	var logged pgtype.Int4
-	if it.Logs != nil {
-		var err error
-		if logs, err = rowcodec.LogsJSON(it.Logs); err != nil {
-			return err
-		}
-		logged = pgtype.Int4{Int32: int32(it.Logs.Logged()), Valid: true}
-	}
-	a.logs = append(a.logs, nullText(logs))
-	a.logged = append(a.logged, logged)
-	return nil
+	return a.addLogs(it.Logs)
 }
 
 func (a *finalizeArrays) completeArgs() []any {
+	if a.withLogs {
+		return []any{a.ids, a.attempts, a.lockedBy[0], a.attempteds, a.finalizedAts, a.logs, a.logged}
+	}
 	return []any{a.ids, a.attempts, a.lockedBy[0], a.attempteds, a.finalizedAts}
 }
 

@@ -143,6 +143,8 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 	requireNoCrossJoin(t, pool, "finalizeInsert", d.FinalizeInsertQuery(), append(args, item, newIDs, texts, texts, ints,
 		texts, ints, times, times, make([]*string, 1000), make([]*string, 1000)))
 	requireNoCrossJoin(t, pool, "complete", d.CompleteQuery(), []any{ids, attempts, "c", attemptedAts, times})
+	requireNoCrossJoin(t, pool, "completeLogs", d.CompleteLogsQuery(), []any{ids, attempts, "c", attemptedAts, times,
+		make([]*string, 1000), make([]*int32, 1000)})
 	// A progress write of as many jobs, likewise.
 	progress := make([]string, 1000)
 	for i := range progress {

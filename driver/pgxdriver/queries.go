@@ -115,10 +115,10 @@ RETURNING i.ord`
 	// spread into arrays by the server, so that they are still compared in
 	// the join.
 	completeSQL = `UPDATE {t} AS j
-SET status = 'completed', finalized_at = i.finalized_at, locked_by = NULL, locked_until = NULL
+SET status = 'completed', finalized_at = i.finalized_at, locked_by = NULL, locked_until = NULL{completeLogsSet}
 FROM unnest($1::uuid[], $2::int[], array_fill($3::text, ARRAY[cardinality($1::uuid[])]), $4::timestamptz[],
-	$5::timestamptz[], array_fill('processing'::text, ARRAY[cardinality($1::uuid[])])) WITH ORDINALITY
-	AS i(id, attempt, locked_by, attempted_at, finalized_at, from_status, ord)
+	$5::timestamptz[], array_fill('processing'::text, ARRAY[cardinality($1::uuid[])]){completeLogsArrays}) WITH ORDINALITY
+	AS i(id, attempt, locked_by, attempted_at, finalized_at, from_status{completeLogsCols}, ord)
 WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
@@ -211,6 +211,10 @@ type queries struct {
 	finalize     string
 	finalizeIns  string
 	complete     string
+	// completeLogs is complete that also writes the jobs' logs: the
+	// completions of jobs that logged, without the general statement's
+	// other arrays.
+	completeLogs string
 	progress     string
 	heartbeat    string
 	heartbeatIDs string
@@ -235,7 +239,8 @@ func newQueries(table, counts, countLog, channel string) *queries {
 		claim:        fill(claimSQL),
 		finalize:     fill(finalizeSQL),
 		finalizeIns:  fill(finalizeInsertSQL),
-		complete:     fill(completeSQL),
+		complete:     completeQuery(fill(completeSQL), false),
+		completeLogs: completeQuery(fill(completeSQL), true),
 		progress:     fill(progressSQL),
 		heartbeat:    fill(heartbeatSQL),
 		heartbeatIDs: fill(heartbeatIDsSQL),
@@ -265,4 +270,15 @@ func appendError(elem string) string {
 			FROM jsonb_array_elements(j.errors || jsonb_build_array(` + elem + `)) WITH ORDINALITY AS e(v, n)
 			WHERE e.n > jsonb_array_length(j.errors) + 1 - ` + keep + `)
 	END)`
+}
+
+// completeQuery fills in completeSQL, with logs ($6, the logs as JSON text
+// or null, and $7, their count of records logged, or null) or without.
+func completeQuery(q string, logs bool) string {
+	set, arrays, cols := "", "", ""
+	if logs {
+		set = ", logs = coalesce(i.logs::jsonb, j.logs), logged = coalesce(i.logged, j.logged)"
+		arrays, cols = ", $6::text[], $7::int[]", ", logs, logged"
+	}
+	return strings.NewReplacer("{completeLogsSet}", set, "{completeLogsArrays}", arrays, "{completeLogsCols}", cols).Replace(q)
 }

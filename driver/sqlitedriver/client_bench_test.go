@@ -65,14 +65,25 @@ func BenchmarkWorkBacklog(b *testing.B) { burnDown(b, clientbench.Size(100_000),
 // BenchmarkWorkBacklogLogging is BenchmarkWorkBacklog with jobs that log
 // one record each through sluice.Logger, kept with the job.
 func BenchmarkWorkBacklogLogging(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{LogLine: true})
+}
+
+// burnDownWith works a backlog of 100k jobs with the options o.
+func burnDownWith(b *testing.B, o clientbench.BurnDownOptions) {
 	n := clientbench.Size(100_000)
 	for b.Loop() {
 		b.StopTimer()
 		d, db := benchDriver(b)
 		backlog(b, db, n, "pending")
 		b.StartTimer()
-		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: true})
+		clientbench.BurnDownWith(b, d, n, o)
 	}
+}
+
+// BenchmarkWorkBacklogObserved is BenchmarkWorkBacklog with middleware
+// and hooks set that do nothing (clientbench.Observed).
+func BenchmarkWorkBacklogObserved(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{Configure: clientbench.Observed})
 }
 
 // BenchmarkWorkBacklogOneMillisecond works a backlog of jobs that take 1 ms

@@ -83,6 +83,9 @@ func WithReadDB(readDB *sql.DB) Option {
 func New(db *sql.DB, opts ...Option) *Driver {
 	d := &Driver{db: db, table: DefaultTable}
 	d.writes = batch.New(maxGroup, nil, d.runWrites)
+	// Requests that arrive spread out, such as HTTP enqueues, then share
+	// commits: see YieldFirst.
+	d.writes.YieldFirst()
 	for _, opt := range opts {
 		opt(d)
 	}

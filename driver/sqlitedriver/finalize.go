@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
@@ -156,23 +157,20 @@ func (s *finalizeSplit) batchQuery(q *queries) string {
 // rest, checked, to the statement for one.
 func splitFinalize(items []*driver.JobFinalize) (*finalizeSplit, error) {
 	s := &finalizeSplit{at: make(map[string]int, len(items))}
-	var many []any
+	var list []byte
 	for i, j := range items {
 		if batchable(j) && (s.lead == nil || j.LockedBy == s.lead.LockedBy && j.Status == s.lead.Status) {
 			if _, twice := s.at[j.ID]; !twice {
 				if s.lead == nil {
 					s.lead = j
+					list = make([]byte, 0, 128*len(items))
 				}
 				s.at[j.ID] = i
-				item := []any{j.ID, j.Attempt, micros(j.AttemptedAt), nullMicros(j.FinalizedAt), nullJSON(j.Result), nil, nil}
-				if j.Logs != nil {
-					b, err := rowcodec.LogsJSON(j.Logs)
-					if err != nil {
-						return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
-					}
-					item[5], item[6], s.logs = string(b), j.Logs.Logged(), true
+				var err error
+				if list, err = appendBatchItem(list, j); err != nil {
+					return nil, fmt.Errorf("sqlitedriver: finalize: item %d: %w", i, err)
 				}
-				many = append(many, item)
+				s.logs = s.logs || j.Logs != nil
 				continue
 			}
 		}
@@ -182,13 +180,49 @@ func splitFinalize(items []*driver.JobFinalize) (*finalizeSplit, error) {
 		}
 		s.rest, s.restAt = append(s.rest, a), append(s.restAt, i)
 	}
-	if many != nil {
-		var err error
-		if s.list, err = json.Marshal(many); err != nil {
-			return nil, fmt.Errorf("sqlitedriver: finalize: %w", err)
-		}
+	if list != nil {
+		list[0] = '['
+		s.list = append(list, ']')
 	}
 	return s, nil
+}
+
+// appendBatchItem appends to list a comma and j as an item of
+// finalizeBatchSQL's JSON array: [id, attempt, attempted_at, finalized_at,
+// result, logs, logged], the result and logs as JSON text in strings.
+// Written by hand rather than by json.Marshal, whose reflection over
+// slices of interfaces was a visible part of a completion's cost.
+func appendBatchItem(list []byte, j *driver.JobFinalize) ([]byte, error) {
+	list = append(list, ',', '[')
+	list = driver.AppendJSONString(list, j.ID)
+	list = append(list, ',')
+	list = strconv.AppendInt(list, int64(j.Attempt), 10)
+	list = append(list, ',')
+	list = strconv.AppendInt(list, micros(j.AttemptedAt), 10)
+	list = append(list, ',')
+	if j.FinalizedAt.IsZero() {
+		list = append(list, "null"...)
+	} else {
+		list = strconv.AppendInt(list, micros(j.FinalizedAt), 10)
+	}
+	list = append(list, ',')
+	if j.Result == nil {
+		list = append(list, "null"...)
+	} else {
+		list = driver.AppendJSONString(list, string(j.Result))
+	}
+	if j.Logs == nil {
+		return append(list, ",null,null]"...), nil
+	}
+	b, err := rowcodec.LogsJSON(j.Logs)
+	if err != nil {
+		return nil, err
+	}
+	list = append(list, ',')
+	list = driver.AppendJSONString(list, string(b))
+	list = append(list, ',')
+	list = strconv.AppendInt(list, int64(j.Logs.Logged()), 10)
+	return append(list, ']'), nil
 }
 
 // batchable reports whether j ends without an error or a snooze, in a

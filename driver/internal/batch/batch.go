@@ -12,6 +12,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -40,6 +41,7 @@ type Queue[T any] struct {
 	maxSize int
 	size    func(T) int
 	run     func(group []*Request[T])
+	yield   bool
 
 	mu      sync.Mutex
 	pending []*Request[T]
@@ -77,6 +79,13 @@ func New[T any](maxSize int, size func(T) int, run func(group []*Request[T])) *Q
 	return &Queue[T]{token: make(chan struct{}, 1), maxSize: maxSize, size: size, run: run}
 }
 
+// YieldFirst makes a caller that finds nobody leading yield its processor
+// once (runtime.Gosched) before it leads: requests that goroutines ready
+// to run are about to make then join its group rather than wait for the
+// next. When no other goroutine is ready it costs a call; call it before
+// the queue is used.
+func (q *Queue[T]) YieldFirst() { q.yield = true }
+
 // Do puts v in line and returns its result once a leader, perhaps the
 // caller itself, has run it. If ctx ends before a leader takes the
 // request, Do removes it and returns ctx's error; after, it waits for the
@@ -88,6 +97,9 @@ func (q *Queue[T]) Do(ctx context.Context, v T) error {
 	q.mu.Unlock()
 	select {
 	case q.token <- struct{}{}:
+		if q.yield {
+			runtime.Gosched()
+		}
 	default:
 		if lead := q.wait(ctx, r); !lead {
 			return r.Err

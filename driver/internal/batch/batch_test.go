@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -463,4 +464,28 @@ func BenchmarkDo(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestYieldFirst runs two requests on one processor, the second made by a
+// goroutine ready to run when the first finds nobody leading: with
+// YieldFirst they run as one group; without, one by one. Not parallel:
+// it sets GOMAXPROCS for its duration.
+func TestYieldFirst(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, yield := range []bool{true, false} {
+		rec := &recorder{}
+		q := New(10, nil, rec.run)
+		if yield {
+			q.YieldFirst()
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { require.NoError(t, q.Do(t.Context(), 2)) }) // ready, not yet running
+		require.NoError(t, q.Do(t.Context(), 1))
+		wg.Wait()
+		if yield {
+			require.Equal(t, [][]int{{1, 2}}, rec.ran(), "the ready goroutine's request joins the group")
+		} else {
+			require.Equal(t, [][]int{{1}, {2}}, rec.ran())
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,10 +93,40 @@ type BurnDownOptions struct {
 	Configure func(*sluice.Config)
 }
 
-// BurnDownWith is BurnDown with the options o.
+// BurnDownWith is BurnDown with the options o. Besides jobs/s it reports
+// the process's CPU time per job (cpu_us/job: user and system time of the
+// whole process, which on SQLite includes the database's work and on
+// Postgres does not include the server's).
 func BurnDownWith[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOptions) {
 	b.Helper()
+	cpu0 := cpuTime()
 	b.ReportMetric(burnDown(b, d, n, o), "jobs/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(n), "cpu_us/job")
+}
+
+// Observed sets in cfg what a user observing jobs sets, each doing
+// nothing: enqueue and work middleware that only call next, and the job
+// hooks. With it, a burn-down measures the cost of these features set but
+// trivial.
+func Observed(cfg *sluice.Config) {
+	cfg.EnqueueMiddleware = append(cfg.EnqueueMiddleware, sluice.EnqueueMiddlewareFunc(
+		func(ctx context.Context, _ []*sluice.EnqueueJob, next func(context.Context) ([]sluice.EnqueueResult, error)) ([]sluice.EnqueueResult, error) {
+			return next(ctx)
+		}))
+	cfg.WorkMiddleware = append(cfg.WorkMiddleware, sluice.WorkMiddlewareFunc(
+		func(ctx context.Context, _ *sluice.JobRow, next func(context.Context) error) error { return next(ctx) }))
+	cfg.Hooks.JobStarted = func(context.Context, *sluice.JobRow) {}
+	cfg.Hooks.JobFinished = func(context.Context, *sluice.JobRow, error, time.Duration) {}
+	cfg.Hooks.JobDone = func(context.Context, *sluice.JobDone) {}
+}
+
+// cpuTime returns the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BurnDownRate is BurnDownWith returning the jobs/s instead of reporting

@@ -42,7 +42,8 @@ func serve[TTx any](b *testing.B, c *sluice.Client[TTx], conns int) (string, *ht
 // EnqueueHTTP enqueues one job per request, b.N times, through POST
 // api/jobs of a sluiceweb handler on a loopback TCP server, from
 // goroutines goroutines with a keep-alive connection each, and reports
-// jobs/s. Each goroutine writes its requests and reads the answers with
+// jobs/s and the process's CPU time per job (the load generator's
+// included). Each goroutine writes its requests and reads the answers with
 // net/http's own ReadResponse on a connection of its own: a load generator
 // that costs the cores it shares with the server little, as one on another
 // machine would cost them nothing.
@@ -50,7 +51,9 @@ func EnqueueHTTP[TTx any](b *testing.B, d driver.Driver[TTx], goroutines int) {
 	c := Client(b, d, nil)
 	base, _ := serve(b, c, goroutines)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	b.ReportMetric(enqueueHTTPRate(b, base, goroutines, int64(b.N)), "jobs/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu_us/job")
 }
 
 // EnqueueHTTPVersusDirect compares, reps times in alternating order, n
