@@ -9,9 +9,12 @@ import (
 
 // columns are the jobs table's columns in the order scanRow reads them,
 // qualified by the alias j.
+// A waiting job's run_at is the one it was enqueued with (see migration
+// 0011).
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
-	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs"
+	"coalesce(j.wait_run_at, j.run_at) AS run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
+	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs, " +
+	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -69,18 +72,22 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// rather than by primary key, which saves a lookup per job (a fifth of
 	// a claim's time). A locked row cannot move before the statement ends;
 	// were a tuple ID ever stale, the update would skip that row, which
-	// stays pending.
-	claimSQL = `UPDATE {t} AS j
+	// stays pending. The queue's state bounds the limit ({room}), and the
+	// jobs claimed are counted in its rate window ({window}); a queue
+	// without a state costs a lookup in an empty index for each.
+	claimSQL = `WITH claimed AS (UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
 	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
 	SELECT ctid FROM {t}
 	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
 	ORDER BY priority, run_at, id
-	LIMIT $6
+	LIMIT {room}
 	FOR UPDATE SKIP LOCKED
 ))
-RETURNING {cols}`
+RETURNING {cols}),
+counted AS ({window})
+SELECT * FROM claimed`
 
 	// finalizeSQL ends claims given as parallel arrays, one element per
 	// item, numbered by ord; the items that matched come back by number.
@@ -219,14 +226,23 @@ type queries struct {
 	fold         string
 	queueRunning string
 	queueAhead   string
+	// claimLock locks a limited queue's state before a claim.
+	claimLock string
+	// flowReplacer fills in the statements of flow control.
+	flowReplacer *strings.Replacer
 }
 
-func newQueries(table, counts, countLog, channel string) *queries {
-	r := strings.NewReplacer("{t}", table, "{cols}", columns,
+func newQueries(table, counts, countLog, channel, queues string) *queries {
+	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
 		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
-	fill := r.Replace
+	fill := func(query string) string {
+		query = strings.NewReplacer("{room}", claimRoomSQL, "{window}", claimWindowSQL).Replace(query)
+		return r.Replace(query)
+	}
 	return &queries{
+		claimLock:    fill(claimLockSQL),
+		flowReplacer: r,
 		channel:      channel,
 		insertRows:   fill(insertRowsSQL),
 		insertTagged: fill(insertTaggedSQL),
