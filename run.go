@@ -157,6 +157,9 @@ func (r *run) start(ctx context.Context, d any) {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
+		tick.Every(r.maintCtx, cfg.PollInterval, func() { r.releaseWaiting(r.maintCtx) })
+	})
+	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)
 	})
 	if r.sched != nil {

@@ -172,7 +172,9 @@ func testWaiting[TTx any](h *harness[TTx], m mode) {
 
 	ra := h.claimJob(pendingRow(a), client1, h.base, h.at(time.Minute))
 	h.finalize(ending(ra, driver.StatusCompleted, h.at(time.Second)))
-	h.via(m, func(ex driver.Executor) { require.Empty(t, h.release(ex, h.at(time.Second)), "release with one dependency left") })
+	h.via(m, func(ex driver.Executor) {
+		require.Empty(t, h.release(ex, h.at(time.Second)), "release with one dependency left")
+	})
 	rb := h.claimJob(pendingRow(b), client1, h.base, h.at(time.Minute))
 	h.finalize(ending(rb, driver.StatusCompleted, h.at(time.Second)))
 	var released []*driver.JobRow
