@@ -64,6 +64,7 @@ type testClient interface {
 	Cancel(ctx context.Context, id string) (*sluice.JobRow, error)
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // database is one test's database, whichever its driver.

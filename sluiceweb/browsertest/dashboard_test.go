@@ -43,6 +43,7 @@ func TestDashboard(t *testing.T) {
 		failedJob(t, p, fx, failing.Job.ID, dir)
 		runningJob(t, p, fx, long.Job.ID, dir)
 		selection(t, p)
+		queues(t, p, s)
 		problems(t, p)
 		phone(t, p, dir)
 		require.Equal(t, "1", p.eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
@@ -125,6 +126,24 @@ func selection(t *testing.T, p *page) {
 	p.click("Run now", ".bulkbar button[data-action=retry]")
 	p.confirm()
 	p.wait("the job to run and leave the filtered list", text(".empty")+` === "No jobs match."`)
+}
+
+// queues pauses the default queue from the queues page, sees it paused
+// in the page and in the database, and resumes it.
+func queues(t *testing.T, p *page, s *server) {
+	p.eval(`String(location.hash = "#/queues")`)
+	p.wait("the pause button", `!!document.querySelector("button[data-queue=default][data-action=pause]")`)
+	p.click("Pause", "button[data-queue=default][data-action=pause]")
+	p.wait("the paused queue", `!!document.querySelector("[data-paused=default]") && !!document.querySelector("button[data-queue=default][data-action=resume]")`)
+	states, err := s.client.QueueStates(t.Context())
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.True(t, states[0].Paused, "the queue's stored state")
+	p.click("Resume", "button[data-queue=default][data-action=resume]")
+	p.wait("the resumed queue", `!document.querySelector("[data-paused=default]") && !!document.querySelector("button[data-queue=default][data-action=pause]")`)
+	states, err = s.client.QueueStates(t.Context())
+	require.NoError(t, err)
+	require.False(t, states[0].Paused, "the queue's stored state")
 }
 
 // problems opens a job that does not exist: the API's problem is shown.

@@ -96,6 +96,7 @@ func (fx *fixture) long(ctx context.Context, job *sluice.Job[longArgs]) error {
 // enqueuer is what the test uses of its client.
 type enqueuer interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // server is a dashboard served over a client with the fixture's workers.
