@@ -217,3 +217,53 @@ func testDependsOn[TTx any](t *testing.T, k *kit[TTx]) {
 	}
 	require.Equal(t, before, k.count(t))
 }
+
+func TestExplainFlow(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testExplainFlow[*sql.Tx], testExplainFlow[pgx.Tx])
+}
+
+func testExplainFlow[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	block := make(chan struct{})
+	defer close(block)
+	c := k.client(t, flowConfig(4, func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		return nil
+	}))
+	_, err := c.SetQueueLimits(ctx, sluice.QueueDefault, sluice.QueueLimits{MaxRunning: 1})
+	require.NoError(t, err)
+	first, err := c.Enqueue(ctx, noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	waitFor(t, c, first.Job.ID, sluice.StatusProcessing)
+	second, err := c.Enqueue(ctx, noteArgs{N: 2}, nil)
+	require.NoError(t, err)
+	ex, err := c.Explain(ctx, second.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.ReasonQueueLimit, ex.Reason, ex.Text)
+
+	_, err = c.PauseQueue(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+	ex, err = c.Explain(ctx, second.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.ReasonPaused, ex.Reason, ex.Text)
+
+	later, err := c.Enqueue(ctx, noteArgs{N: 3}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	waiting, err := c.Enqueue(ctx, noteArgs{N: 4}, &sluice.EnqueueOptions{DependsOn: []string{later.Job.ID}})
+	require.NoError(t, err)
+	ex, err = c.Explain(ctx, waiting.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.ReasonWaiting, ex.Reason, ex.Text)
+	require.Contains(t, ex.Text, later.Job.ID)
+	// RetryNow leaves a waiting job waiting.
+	row, err := c.RetryNow(ctx, waiting.Job.ID)
+	require.NoError(t, err)
+	require.True(t, row.Waiting)
+	ex, err = c.Explain(ctx, waiting.Job.ID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.ReasonWaiting, ex.Reason, ex.Text)
+}

@@ -200,9 +200,10 @@ func schemas() obj {
 			"failed":    integer("Jobs failed for good in it."),
 		}, "start", "completed", "failed"),
 		"Explanation": object("What holds a job.", obj{
-			"job":    ref("Job"),
-			"reason": enum("What holds it.", "finished", "scheduled", "backoff", "no_worker", "queue_busy", "free_worker", "running", "holder_silent"),
-			"text":   str("The same in a sentence."),
+			"job": ref("Job"),
+			"reason": enum("What holds it.", "finished", "scheduled", "backoff", "no_worker", "queue_busy", "free_worker", "running", "holder_silent",
+				"waiting", "paused", "queue_limit"),
+			"text": str("The same in a sentence."),
 		}, "job", "reason", "text"),
 		"QueueList": object("The queues.", obj{"items": array(ref("Queue"), "By name.")}, "items"),
 		"Queue": object("One queue.", obj{
