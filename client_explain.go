@@ -101,7 +101,8 @@ func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, err
 	}
 	if state != nil && state.Paused {
 		ex.Reason = ReasonPaused
-		ex.Text = fmt.Sprintf("due since %s, but queue %q is paused (since %s)", stamp(job.RunAt), job.Queue, stamp(state.UpdatedAt))
+		ex.Text = fmt.Sprintf("due since %s, but queue %q is paused (its state last changed at %s): no client starts its jobs until it is resumed",
+			stamp(job.RunAt), job.Queue, stamp(state.UpdatedAt))
 		return ex, nil
 	}
 	clients, err := c.exec.ClientList(ctx, &driver.ClientListParams{})

@@ -166,6 +166,11 @@ func checkDependencies(deps []string, policy DependencyPolicy) ([]string, Depend
 // settles.
 const releaseLimit = 500
 
+// minReleaseInterval is the shortest interval of the release loop, which
+// otherwise runs once a poll interval: a very short PollInterval must not
+// make every client look for waiting jobs thousands of times a second.
+const minReleaseInterval = 50 * time.Millisecond
+
 // releaseWaiting settles the waiting jobs whose dependencies allow it,
 // pass after pass while passes find a full batch, and wakes the queues of
 // the jobs released.

@@ -157,7 +157,7 @@ func (r *run) start(ctx context.Context, d any) {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
-		tick.Every(r.maintCtx, cfg.PollInterval, func() { r.releaseWaiting(r.maintCtx) })
+		tick.Every(r.maintCtx, max(cfg.PollInterval, minReleaseInterval), func() { r.releaseWaiting(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)

@@ -272,6 +272,8 @@ type jobJSON struct {
 	Metadata    json.RawMessage `json:"metadata"`
 	Logs        []logJSON       `json:"logs"`
 	LogsDropped *int            `json:"logs_dropped"`
+	DependsOn   []string        `json:"depends_on"`
+	Waiting     bool            `json:"waiting"`
 }
 
 // logJSON is a job's log record as the API answers it.

@@ -96,6 +96,8 @@ func jobProperties() obj {
 		"progress":     ref("Progress"),
 		"tags":         array(str(""), "The job's tags, in order; absent when none."),
 		"metadata":     typed("object", "The JSON object the job was enqueued with; absent when none."),
+		"depends_on":   array(str(""), "The IDs of the jobs it was enqueued to wait for; absent when none."),
+		"waiting":      boolean("True while it waits for them (it is pending, and no client starts it); absent otherwise."),
 	}
 }
 
@@ -162,6 +164,9 @@ func schemas() obj {
 			"unique_key":  str("While a pending or processing job has this key, enqueueing returns it (duplicate) instead."),
 			"tags":        array(str(""), "Labels for finding the job: at most 32, each 1 to 128 bytes of UTF-8 without NUL; repeats dropped."),
 			"metadata":    typed("object", "Data about the job, a JSON object of at most 64 KiB encoded; filter by its string values."),
+			"depends_on":  array(str(""), "IDs of jobs (at most 100) this one waits for: it runs once every one of them completed."),
+			"on_dependency_failure": enum("What a dependency that fails for good, is cancelled or is gone does: cancel this job (the default) or run it anyway once every dependency is final.",
+				"cancel", "run"),
 		}, "topic"),
 		"EnqueueResponse": object("The job enqueued, or the live job with the same unique key.", obj{
 			"job":       ref("Job"),
