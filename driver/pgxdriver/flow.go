@@ -238,13 +238,11 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 				rows.Close()
 				return err
 			}
-			switch {
-			case done == n:
+			switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
+			case rel:
 				release = append(release, id)
-			case failed > 0 && driver.DependencyPolicy(policy) == driver.DependencyCancel:
+			case can:
 				bad = append(bad, pendingBad{id, firstBad.String})
-			case failed > 0 && done+failed == n:
-				release = append(release, id)
 			}
 		}
 		rows.Close()
@@ -266,33 +264,29 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 			cancel, errs = append(cancel, b.id), append(errs, string(msg))
 		}
 		if len(release) > 0 {
-			rows, err := db.Query(ctx, e.d.fillFlow(releaseSQL), release)
-			if err != nil {
+			if out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseSQL), release); err != nil {
 				return err
 			}
-			jobs, err := scanRows(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, jobs...)
 		}
 		if len(cancel) > 0 {
-			rows, err := db.Query(ctx, e.d.fillFlow(releaseCancelSQL), cancel, p.Now, errs)
-			if err != nil {
-				return err
-			}
-			jobs, err := scanRows(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, jobs...)
+			out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseCancelSQL), cancel, p.Now, errs)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
 	return out, nil
+}
+
+// appendQueried appends the jobs query returns to jobs.
+func appendQueried(ctx context.Context, db dbtx, jobs []*driver.JobRow, query string, args ...any) ([]*driver.JobRow, error) {
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	more, err := scanRows(rows)
+	return append(jobs, more...), err
 }
 
 // pendingBad is a waiting job to cancel and the dependency that made it.

@@ -236,15 +236,9 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 			return err
 		}
 		for _, id := range release {
-			rows, err := r.query(ctx, fq.release, id)
-			if err != nil {
+			if out, err = appendQueried(ctx, r, out, fq.release, id); err != nil {
 				return err
 			}
-			jobs, err := scanRows(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, jobs...)
 		}
 		for _, b := range bad {
 			var status sql.NullString
@@ -256,15 +250,9 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 			if err != nil {
 				return err
 			}
-			rows, err := r.query(ctx, fq.relCancel, b[0], micros(p.Now), string(msg))
-			if err != nil {
+			if out, err = appendQueried(ctx, r, out, fq.relCancel, b[0], micros(p.Now), string(msg)); err != nil {
 				return err
 			}
-			jobs, err := scanRows(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, jobs...)
 		}
 		return nil
 	})
@@ -272,6 +260,16 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendQueried appends the jobs query returns, run through r, to jobs.
+func appendQueried(ctx context.Context, r runner, jobs []*driver.JobRow, query string, args ...any) ([]*driver.JobRow, error) {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	more, err := scanRows(rows)
+	return append(jobs, more...), err
 }
 
 // readWaiting reads up to limit waiting jobs and returns those to
@@ -291,13 +289,11 @@ func readWaiting(ctx context.Context, r runner, query string, limit int) (releas
 		if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
 			return nil, nil, fmt.Errorf("read waiting jobs: %w", err)
 		}
-		switch {
-		case done == n:
+		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
+		case rel:
 			release = append(release, id)
-		case failed > 0 && driver.DependencyPolicy(policy) == driver.DependencyCancel:
+		case can:
 			bad = append(bad, [2]string{id, firstBad.String})
-		case failed > 0 && done+failed == n:
-			release = append(release, id)
 		}
 	}
 	return release, bad, rows.Err()

@@ -115,3 +115,18 @@ func MarkWaiting(results []driver.JobInsertResult, jobs []*driver.JobInsert, wai
 		}
 	}
 }
+
+// Settle says what becomes of a waiting job of the given policy with n
+// dependencies, of which done completed and failed failed for good, were
+// cancelled or are gone: released, cancelled, or neither (it waits on).
+func Settle(policy driver.DependencyPolicy, n, done, failed int) (release, cancel bool) {
+	switch {
+	case done == n:
+		return true, false
+	case failed > 0 && policy == driver.DependencyCancel:
+		return false, true
+	case failed > 0 && done+failed == n:
+		return true, false
+	}
+	return false, false
+}
