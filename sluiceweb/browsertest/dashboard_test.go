@@ -144,6 +144,22 @@ func queues(t *testing.T, p *page, s *server) {
 	states, err = s.client.QueueStates(t.Context())
 	require.NoError(t, err)
 	require.False(t, states[0].Paused, "the queue's stored state")
+
+	// A job waiting for another shows what it waits for; both are then
+	// deleted through the API, so that the lists keep their counts.
+	dep, err := s.client.Enqueue(t.Context(), mailArgs{To: "first@example.com"}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	waiting, err := s.client.Enqueue(t.Context(), mailArgs{To: "then@example.com"}, &sluice.EnqueueOptions{DependsOn: []string{dep.Job.ID}})
+	require.NoError(t, err)
+	p.eval(`String(location.hash = "#/jobs/` + waiting.Job.ID + `")`)
+	p.wait("what the job waits for", `!!document.querySelector("[data-testid=depends-on]")`)
+	require.Contains(t, p.eval(text(".facts")), "Waits for")
+	require.Contains(t, p.eval(`document.querySelector("[data-testid=depends-on] a").getAttribute("href")`), dep.Job.ID)
+	p.eval(`String(location.hash = "#/queues")`) // the job's page would reload what is deleted
+	p.wait("the queues page", `!!document.querySelector("button[data-queue=default]")`)
+	for _, id := range []string{waiting.Job.ID, dep.Job.ID} {
+		require.Equal(t, "200", p.eval(`(() => { const x = new XMLHttpRequest(); x.open("DELETE", "api/jobs/`+id+`", false); x.send(); return String(x.status); })()`))
+	}
 }
 
 // problems opens a job that does not exist: the API's problem is shown.
