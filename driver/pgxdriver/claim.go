@@ -15,9 +15,9 @@ import (
 
 // JobClaim claims jobs with one UPDATE over a SELECT ... FOR UPDATE SKIP
 // LOCKED, so claimers running at once never wait for each other's rows.
-// Before it, in the same transaction and round trip, a statement locks the
-// queue's state if the queue has a limit, so that claimers of a limited
-// queue take turns (see claimLockSQL).
+// Before it, in the same transaction and round trip, the statement of
+// settings locks the queue's state if the queue has a limit, so that
+// claimers of a limited queue take turns (see claimLockSQL).
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
 	const op = "claim"
 	if err := e.start(ctx, op); err != nil {
@@ -29,11 +29,19 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, lazy, batchStmt{e.d.q.claimLock, []any{p.Queue}, drain}, batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
+	claim := batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
-		}})
+		}}
+	var err error
+	if e.inTx {
+		err = e.queryEach(qctx, batchStmt{e.d.q.claimLock, []any{p.Queue}, drain}, claim)
+	} else {
+		// The lock rides on the statement of settings: no statement more
+		// than a claim of a queue without a state had before.
+		err = e.sendBatch(qctx, batchStmt{e.d.q.claimLockLazy, []any{p.Queue}, drain}, claim)
+	}
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -120,10 +128,4 @@ func (e *executor) JobGet(ctx context.Context, p *driver.JobGetParams) (*driver.
 		return nil, wrapErr(ctx, op, err)
 	}
 	return j, nil
-}
-
-// drain reads and discards rows.
-func drain(rows pgx.Rows) error {
-	rows.Close()
-	return rows.Err()
 }

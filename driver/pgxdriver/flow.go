@@ -46,6 +46,12 @@ RETURNING ` + queueColumns
 	// what the one before claimed. A queue without one locks nothing.
 	claimLockSQL = `SELECT FROM {q} WHERE queue = $1 AND (max_running IS NOT NULL OR rate_limit IS NOT NULL) FOR UPDATE`
 
+	// claimLockLazySQL is claimLockSQL and the settings of lazy in one
+	// statement, which a claim on the pool sends before the claim itself.
+	claimLockLazySQL = `WITH locked AS (` + claimLockSQL + `)
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true),
+	(SELECT count(*) FROM locked)`
+
 	// claimRoomSQL is the most jobs a claim of queue $4, at most $6, may
 	// take at $3 under the queue's state: none while paused, what is
 	// left of max_running, what is left of the rate window. The count

@@ -226,8 +226,9 @@ type queries struct {
 	fold         string
 	queueRunning string
 	queueAhead   string
-	// claimLock locks a limited queue's state before a claim.
-	claimLock string
+	// claimLock locks a limited queue's state before a claim, and
+	// claimLockLazy does it with the settings of lazy.
+	claimLock, claimLockLazy string
 	// flowReplacer fills in the statements of flow control.
 	flowReplacer *strings.Replacer
 }
@@ -241,25 +242,26 @@ func newQueries(table, counts, countLog, channel, queues string) *queries {
 		return r.Replace(query)
 	}
 	return &queries{
-		claimLock:    fill(claimLockSQL),
-		flowReplacer: r,
-		channel:      channel,
-		insertRows:   fill(insertRowsSQL),
-		insertTagged: fill(insertTaggedSQL),
-		insertUnique: fill(insertUniqueSQL),
-		notify:       notifySQL,
-		claim:        fill(claimSQL),
-		finalize:     fill(finalizeSQL),
-		finalizeIns:  fill(finalizeInsertSQL),
-		complete:     fill(completeSQL),
-		progress:     fill(progressSQL),
-		heartbeat:    fill(heartbeatSQL),
-		heartbeatIDs: fill(heartbeatIDsSQL),
-		rescue:       fill(rescueSQL),
-		get:          fill(getSQL),
-		fold:         strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
-		queueRunning: fill(queueRunningSQL),
-		queueAhead:   fill(queueAheadSQL),
+		claimLock:     fill(claimLockSQL),
+		claimLockLazy: fill(claimLockLazySQL),
+		flowReplacer:  r,
+		channel:       channel,
+		insertRows:    fill(insertRowsSQL),
+		insertTagged:  fill(insertTaggedSQL),
+		insertUnique:  fill(insertUniqueSQL),
+		notify:        notifySQL,
+		claim:         fill(claimSQL),
+		finalize:      fill(finalizeSQL),
+		finalizeIns:   fill(finalizeInsertSQL),
+		complete:      fill(completeSQL),
+		progress:      fill(progressSQL),
+		heartbeat:     fill(heartbeatSQL),
+		heartbeatIDs:  fill(heartbeatIDsSQL),
+		rescue:        fill(rescueSQL),
+		get:           fill(getSQL),
+		fold:          strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
+		queueRunning:  fill(queueRunningSQL),
+		queueAhead:    fill(queueAheadSQL),
 	}
 }
 
