@@ -49,10 +49,10 @@ type QueueLimits struct {
 	RatePeriod time.Duration
 }
 
-// PauseQueue pauses queue in every client on the database: from the next
-// claim of each (within a poll interval), no client starts a job of the
-// queue; jobs already running finish. Enqueueing into a paused queue
-// works as usual. It returns the queue's state.
+// PauseQueue pauses queue in every client on the database: within a poll
+// interval (at once in this client), no client starts a job of the queue;
+// jobs already running finish. Enqueueing into a paused queue works as
+// usual. It returns the queue's state.
 func (c *Client[TTx]) PauseQueue(ctx context.Context, queue string) (*QueueState, error) {
 	return c.setQueue(ctx, "pause queue", queue, func(p *driver.QueueStateSetParams) error {
 		paused := true
@@ -77,10 +77,12 @@ func (c *Client[TTx]) ResumeQueue(ctx context.Context, queue string) (*QueueStat
 }
 
 // SetQueueLimits sets the limits of queue for every client on the
-// database, replacing any it had, and returns the queue's state. The
-// limits hold across processes: on Postgres the claims of a limited queue
-// take turns on a row lock, so two clients cannot both take the last free
-// slot; SQLite writes one transaction at a time. A changed rate limit
+// database, replacing any it had, and returns the queue's state. Every
+// client reads the queue states once a poll interval (this one at once),
+// and from then on the limits hold across processes: on Postgres the
+// claims of a limited queue take turns on a row lock, so two clients
+// cannot both take the last free slot; SQLite writes one transaction at a
+// time. A changed rate limit
 // starts a new window at the next claim. Limits that are negative, or a
 // RateLimit without a RatePeriod, return an *OptionsError and change
 // nothing.
@@ -126,6 +128,9 @@ func (c *Client[TTx]) setQueue(ctx context.Context, op, queue string, set func(p
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, queue, err)
 	}
+	if r := c.run.Load(); r != nil {
+		r.noteFlow(queue)
+	}
 	return st, nil
 }
 
@@ -166,10 +171,61 @@ func checkDependencies(deps []string, policy DependencyPolicy) ([]string, Depend
 // settles.
 const releaseLimit = 500
 
-// minReleaseInterval is the shortest interval of the release loop, which
-// otherwise runs once a poll interval: a very short PollInterval must not
-// make every client look for waiting jobs thousands of times a second.
-const minReleaseInterval = 50 * time.Millisecond
+// minFlowInterval is the shortest interval of the flow loop (which reads
+// the queue states and releases waiting jobs), which otherwise runs once a
+// poll interval: a very short PollInterval must not make every client
+// read them thousands of times a second.
+const minFlowInterval = 50 * time.Millisecond
+
+// flowState is what a run knows of the queue states: the queues that have
+// one, whose claims must obey it. A nil *flowState (none read yet, or the
+// last read failed) makes every claim obey the state, which is always
+// right, only dearer.
+type flowState struct {
+	queues map[string]bool
+}
+
+// readFlow reads the queue states, for the claims that follow.
+func (r *run) readFlow(ctx context.Context) {
+	states, err := r.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("sluice: cannot read the queue states; claims obey them all", "error", err)
+		}
+		r.flow.Store(nil)
+		return
+	}
+	fs := &flowState{queues: make(map[string]bool, len(states))}
+	for _, s := range states {
+		fs.queues[s.Queue] = true
+	}
+	r.flow.Store(fs)
+}
+
+// flowFor reports whether claims of queue must obey its stored state.
+func (r *run) flowFor(queue string) bool {
+	fs := r.flow.Load()
+	return fs == nil || fs.queues[queue]
+}
+
+// noteFlow makes the run's claims of queue obey its state from now on,
+// for a state this client just stored.
+func (r *run) noteFlow(queue string) {
+	for {
+		old := r.flow.Load()
+		if old == nil || old.queues[queue] {
+			return
+		}
+		fs := &flowState{queues: make(map[string]bool, len(old.queues)+1)}
+		for q := range old.queues {
+			fs.queues[q] = true
+		}
+		fs.queues[queue] = true
+		if r.flow.CompareAndSwap(old, fs) {
+			return
+		}
+	}
+}
 
 // releaseWaiting settles the waiting jobs whose dependencies allow it,
 // pass after pass while passes find a full batch, and wakes the queues of

@@ -55,6 +55,9 @@ func testPauseQueueAcrossClients[TTx any](t *testing.T, k *kit[TTx]) {
 	require.NoError(t, err)
 	require.Equal(t, []string{sluice.QueueDefault}, stats.Paused)
 
+	// The worker's client reads the queue states every 50 ms (its poll
+	// interval, 10 ms, raised to the least interval of that loop).
+	time.Sleep(150 * time.Millisecond)
 	waiting, err := admin.Enqueue(ctx, noteArgs{N: 2}, nil)
 	require.NoError(t, err)
 	close(block) // the running job finishes while the queue is paused

@@ -168,13 +168,15 @@ type Executor interface {
 	// order. A job is claimed by at most one caller, however many claim at
 	// once.
 	//
-	// The queue's stored state (see [FlowExecutor]) bounds the claim: a
-	// paused queue yields nothing; with MaxRunning, the claim leaves at most
-	// MaxRunning of the queue's jobs processing; with a rate limit, it takes
-	// at most what is left of RateLimit in the current window (which starts
-	// at the first claim at or after the previous window's end, and lasts
-	// RatePeriod), and counts what it took. Claimers running at once,
-	// through any number of clients, never exceed either limit together.
+	// With Flow set, the queue's stored state (see [FlowExecutor]) bounds
+	// the claim: a paused queue yields nothing; with MaxRunning, the claim
+	// leaves at most MaxRunning of the queue's jobs processing; with a rate
+	// limit, it takes at most what is left of RateLimit in the current
+	// window (which starts at the first such claim at or after the previous
+	// window's end, and lasts RatePeriod), and counts what it took.
+	// Claimers with Flow set running at once, through any number of
+	// clients, never exceed either limit together. Without Flow, the claim
+	// ignores the state and costs what it did before queues had one.
 	JobClaim(ctx context.Context, params *JobClaimParams) ([]*JobRow, error)
 
 	// JobFinalize ends claims: each item moves a job that is still
@@ -467,6 +469,11 @@ type JobClaimParams struct {
 	Now time.Time
 	// LockedUntil is when the new claims' leases end.
 	LockedUntil time.Time
+	// Flow makes the claim obey the queue's stored state (see JobClaim).
+	// A client sets it for the queues it has seen a state for, reading the
+	// states once a poll interval, so that queues without one pay nothing
+	// for flow control.
+	Flow bool
 }
 
 // JobFinalizeParams are the params of [Executor.JobFinalize].

@@ -17,6 +17,8 @@ func flowCases[TTx any]() []testCase[TTx] {
 		// A paused queue yields no job to any claim; other queues do; a
 		// resumed one yields its jobs again.
 		{name: "Paused", twin: true, fn: testClaimPaused[TTx]},
+		// A claim without Flow ignores the queue's state.
+		{name: "WithoutFlow", twin: true, fn: testClaimWithoutFlow[TTx]},
 		// With MaxRunning, claims leave at most that many of the queue's
 		// jobs processing, and claim again as they end.
 		{name: "MaxRunning", twin: true, fn: testClaimMaxRunning[TTx]},
@@ -60,6 +62,14 @@ func (h *harness[TTx]) release(ex driver.Executor, now time.Time) []*driver.JobR
 
 func ptr[T any](v T) *T { return &v }
 
+// flowClaim returns claimParams with Flow set, as a client claims from a
+// queue it has seen a state for.
+func flowClaim(now time.Time, topics ...string) *driver.JobClaimParams {
+	p := claimParams(now, topics...)
+	p.Flow = true
+	return p
+}
+
 func testQueueState[TTx any](h *harness[TTx], m mode) {
 	t := h.t
 	h.via(m, func(ex driver.Executor) {
@@ -89,12 +99,19 @@ func testClaimPaused[TTx any](h *harness[TTx], m mode) {
 	other.Queue, other.Topic = "other", j.Topic
 	h.insert(j, other)
 	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", Paused: ptr(true)})
-	require.Empty(t, claimMode(h, m, claimParams(h.at(time.Second), j.Topic)), "claim of a paused queue")
-	p := claimParams(h.at(time.Second), j.Topic)
+	require.Empty(t, claimMode(h, m, flowClaim(h.at(time.Second), j.Topic)), "claim of a paused queue")
+	p := flowClaim(h.at(time.Second), j.Topic)
 	p.Queue = "other"
 	require.Len(t, claimMode(h, m, p), 1, "claim of another queue")
 	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", Paused: ptr(false)})
-	require.Len(t, claimMode(h, m, claimParams(h.at(time.Second), j.Topic)), 1, "claim of a resumed queue")
+	require.Len(t, claimMode(h, m, flowClaim(h.at(time.Second), j.Topic)), 1, "claim of a resumed queue")
+}
+
+func testClaimWithoutFlow[TTx any](h *harness[TTx], m mode) {
+	j := h.newJob()
+	h.insert(j)
+	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", Paused: ptr(true), MaxRunning: ptr(1)})
+	require.Len(h.t, claimMode(h, m, claimParams(h.at(time.Second), j.Topic)), 1, "claim without Flow of a paused queue")
 }
 
 func testClaimMaxRunning[TTx any](h *harness[TTx], m mode) {
@@ -102,13 +119,13 @@ func testClaimMaxRunning[TTx any](h *harness[TTx], m mode) {
 	h.insert(h.jobs(5, "limited")...)
 	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", MaxRunning: ptr(2)})
 	now := h.at(time.Second)
-	rows := claimMode(h, m, claimParams(now, "limited"))
+	rows := claimMode(h, m, flowClaim(now, "limited"))
 	require.Len(t, rows, 2, "first claim")
-	require.Empty(t, claimMode(h, m, claimParams(now, "limited")), "claim at the limit")
+	require.Empty(t, claimMode(h, m, flowClaim(now, "limited")), "claim at the limit")
 	h.finalize(ending(rows[0], driver.StatusCompleted, now))
-	require.Len(t, claimMode(h, m, claimParams(now, "limited")), 1, "claim after one ended")
+	require.Len(t, claimMode(h, m, flowClaim(now, "limited")), 1, "claim after one ended")
 	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", MaxRunning: ptr(0)})
-	require.Len(t, claimMode(h, m, claimParams(now, "limited")), 2, "claim without a limit")
+	require.Len(t, claimMode(h, m, flowClaim(now, "limited")), 2, "claim without a limit")
 }
 
 func testClaimMaxRunningConcurrent[TTx any](h *harness[TTx], _ mode) {
@@ -122,7 +139,7 @@ func testClaimMaxRunningConcurrent[TTx any](h *harness[TTx], _ mode) {
 	)
 	for range 8 {
 		wg.Go(func() {
-			p := claimParams(h.at(time.Second), "limited")
+			p := flowClaim(h.at(time.Second), "limited")
 			p.Limit = 2
 			rows, err := h.exec().JobClaim(h.ctx, p)
 			if err != nil {
@@ -142,13 +159,13 @@ func testClaimRate[TTx any](h *harness[TTx], m mode) {
 	t := h.t
 	h.insert(h.jobs(10, "rated")...)
 	h.setQueue(h.exec(), &driver.QueueStateSetParams{Queue: "default", Rate: &driver.QueueRate{Limit: 3, Period: time.Minute}})
-	p := claimParams(h.at(time.Second), "rated")
+	p := flowClaim(h.at(time.Second), "rated")
 	p.Limit = 2
 	require.Len(t, claimMode(h, m, p), 2, "first claim")
-	require.Len(t, claimMode(h, m, claimParams(h.at(2*time.Second), "rated")), 1, "rest of the window")
-	require.Empty(t, claimMode(h, m, claimParams(h.at(60*time.Second), "rated")), "window used up")
-	require.Len(t, claimMode(h, m, claimParams(h.at(61*time.Second), "rated")), 3, "next window")
-	require.Empty(t, claimMode(h, m, claimParams(h.at(62*time.Second), "rated")), "next window used up")
+	require.Len(t, claimMode(h, m, flowClaim(h.at(2*time.Second), "rated")), 1, "rest of the window")
+	require.Empty(t, claimMode(h, m, flowClaim(h.at(60*time.Second), "rated")), "window used up")
+	require.Len(t, claimMode(h, m, flowClaim(h.at(61*time.Second), "rated")), 3, "next window")
+	require.Empty(t, claimMode(h, m, flowClaim(h.at(62*time.Second), "rated")), "next window used up")
 }
 
 // waiter returns a job that waits for deps with policy.

@@ -15,9 +15,10 @@ import (
 
 // JobClaim claims jobs with one UPDATE over a SELECT ... FOR UPDATE SKIP
 // LOCKED, so claimers running at once never wait for each other's rows.
-// Before it, in the same transaction and round trip, the statement of
-// settings locks the queue's state if the queue has a limit, so that
-// claimers of a limited queue take turns (see claimLockSQL).
+// With Flow, the claim takes its room from the queue's state, and before
+// it, in the same transaction and round trip, the statement of settings
+// locks the queue's state if the queue has a limit, so that claimers of a
+// limited queue take turns (see claimLockSQL).
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
 	const op = "claim"
 	if err := e.start(ctx, op); err != nil {
@@ -35,9 +36,13 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 			return err
 		}}
 	var err error
-	if e.inTx {
+	switch {
+	case !p.Flow:
+		claim.sql = e.d.q.claimBare
+		err = e.queryBatch(qctx, lazy, claim)
+	case e.inTx:
 		err = e.queryEach(qctx, batchStmt{e.d.q.claimLock, []any{p.Queue}, drain}, claim)
-	} else {
+	default:
 		// The lock rides on the statement of settings: no statement more
 		// than a claim of a queue without a state had before.
 		err = e.sendBatch(qctx, batchStmt{e.d.q.claimLockLazy, []any{p.Queue}, drain}, claim)

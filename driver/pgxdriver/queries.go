@@ -72,20 +72,24 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// rather than by primary key, which saves a lookup per job (a fifth of
 	// a claim's time). A locked row cannot move before the statement ends;
 	// were a tuple ID ever stale, the update would skip that row, which
-	// stays pending. The queue's state bounds the limit ({room}), and the
-	// jobs claimed are counted in its rate window ({window}); a queue
-	// without a state costs a lookup in an empty index for each.
-	claimSQL = `WITH claimed AS (UPDATE {t} AS j
+	// stays pending. This is the claim of a client that has seen no state
+	// for the queue (JobClaimParams.Flow false).
+	claimBareSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
 	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
 	SELECT ctid FROM {t}
 	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
 	ORDER BY priority, run_at, id
-	LIMIT {room}
+	LIMIT $6
 	FOR UPDATE SKIP LOCKED
 ))
-RETURNING {cols}),
+RETURNING {cols}`
+
+	// claimSQL is claimBareSQL for a queue with a state: the state bounds
+	// the limit (newQueries puts claimRoomSQL in place of $6), and the
+	// jobs claimed are counted in its rate window (claimWindowSQL).
+	claimSQL = `WITH claimed AS (` + claimBareSQL + `),
 counted AS ({window})
 SELECT * FROM claimed`
 
@@ -215,6 +219,7 @@ type queries struct {
 	insertUnique string
 	notify       string
 	claim        string
+	claimBare    string
 	finalize     string
 	finalizeIns  string
 	complete     string
@@ -250,7 +255,8 @@ func newQueries(table, counts, countLog, channel, queues string) *queries {
 		insertTagged:  fill(insertTaggedSQL),
 		insertUnique:  fill(insertUniqueSQL),
 		notify:        notifySQL,
-		claim:         fill(claimSQL),
+		claim:         fill(strings.Replace(claimSQL, "LIMIT $6", "LIMIT {room}", 1)),
+		claimBare:     fill(claimBareSQL),
 		finalize:      fill(finalizeSQL),
 		finalizeIns:   fill(finalizeInsertSQL),
 		complete:      fill(completeSQL),

@@ -14,8 +14,8 @@ import (
 )
 
 // JobClaim claims jobs with one UPDATE ... RETURNING whose subquery walks the
-// partial index of pending jobs in claim order, after reading, in the same
-// transaction, what the queue's state leaves room for. Through the driver's handle
+// partial index of pending jobs in claim order; with Flow, after reading, in
+// the same transaction, what the queue's state leaves room for. Through the driver's handle
 // it runs in a transaction of its own, so a cancelled context never leaves
 // jobs claimed that the caller did not receive.
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
@@ -35,9 +35,12 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	var jobs []*driver.JobRow
 	err = e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
 		jobs = nil
-		limit, rated, err := e.claimRoom(ctx, r, p)
-		if err != nil || limit <= 0 {
-			return err
+		limit, rated := p.Limit, false
+		if p.Flow {
+			var err error
+			if limit, rated, err = e.claimRoom(ctx, r, p); err != nil || limit <= 0 {
+				return err
+			}
 		}
 		rows, err := r.query(ctx, e.d.q.claim, p.ClientID, micros(p.LockedUntil),
 			micros(p.Now), p.Queue, string(topics), limit)
