@@ -236,6 +236,14 @@ func testDependencyFailure[TTx any](h *harness[TTx], m mode) {
 	want := pendingRow(runs)
 	want.Waiting = false
 	h.requireStored(want)
+
+	// A job cancelled for its dependency, requeued, runs without waiting.
+	requeued, err := h.exec().JobRequeue(h.ctx, &driver.JobActParams{IDs: []string{byFail.ID}, Now: now, Retries: 1})
+	require.NoError(t, err)
+	require.Len(t, requeued, 1)
+	require.False(t, requeued[0].Waiting, "a requeued job waits no more")
+	h.claimJob(requeued[0], client1, now, h.at(time.Minute))
+	require.Empty(t, h.release(h.exec(), now), "nothing left to settle")
 }
 
 func testWaitingActs[TTx any](h *harness[TTx], _ mode) {
