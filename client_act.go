@@ -85,7 +85,8 @@ func (c *Client[TTx]) DeleteManyTx(ctx context.Context, tx TTx, f *JobFilter) ([
 
 // RetryNow makes the pending job with the given ID, waiting for a later
 // RunAt (a retry's backoff, a snooze, a schedule), due now, and returns it.
-// A pending job already due is returned as it is. Any other status returns
+// A pending job already due, or waiting for the jobs it depends on, is
+// returned as it is. Any other status returns
 // an error matching ErrStatusConflict and changes nothing.
 func (c *Client[TTx]) RetryNow(ctx context.Context, id string) (*JobRow, error) {
 	return c.actOne(ctx, c.exec, actRetryNow, id)

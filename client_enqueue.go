@@ -169,6 +169,10 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
 	}
+	deps, policy, err := checkDependencies(opts.DependsOn, opts.OnDependencyFailure)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
 	return &driver.JobInsert{
 		ID:         c.cfg.NewJobID(),
 		Topic:      topic,
@@ -181,6 +185,9 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		UniqueKey:  opts.UniqueKey,
 		Tags:       tags,
 		Metadata:   meta,
+		DependsOn:  deps,
+		// OnDependencyFailure is empty without DependsOn.
+		OnDependencyFailure: policy,
 	}, nil
 }
 

@@ -38,6 +38,15 @@ const (
 	// ReasonHolderSilent: the job is held by a client that has not been
 	// seen recently; it is rescued once its lease ends.
 	ReasonHolderSilent ExplainReason = "holder_silent"
+	// ReasonWaiting: the job waits for jobs it depends on
+	// (EnqueueOptions.DependsOn) to complete.
+	ReasonWaiting ExplainReason = "waiting"
+	// ReasonPaused: the job is due, but its queue is paused
+	// (Client.PauseQueue).
+	ReasonPaused ExplainReason = "paused"
+	// ReasonQueueLimit: the job is due, but as many of its queue's jobs
+	// run as the queue's MaxRunning allows (Client.SetQueueLimits).
+	ReasonQueueLimit ExplainReason = "queue_limit"
 )
 
 // clientSeenWithin is how recently a client must have recorded itself to
@@ -55,7 +64,8 @@ type Explanation struct {
 }
 
 // Explain says what holds the job with the given ID: finished (how), scheduled
-// for later or waiting on a retry's backoff (until when), no client with a
+// for later or waiting on a retry's backoff (until when), waiting for the
+// jobs it depends on, its queue paused or at its MaxRunning, no client with a
 // worker for its topic seen recently, its queue's workers all busy, a free
 // worker that should claim it soon, or held by a client (running, or silent
 // for how long). For a due job it also says how many due jobs of its queue
@@ -68,8 +78,31 @@ func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, err
 	}
 	now := c.now()
 	ex := &Explanation{Job: job}
+	if job.Waiting {
+		ex.Reason = ReasonWaiting
+		ex.Text = fmt.Sprintf("waiting for %d job(s) it depends on to complete: %v", len(job.DependsOn), job.DependsOn)
+		return ex, nil
+	}
 	if job.Status.Finished() || job.Status == StatusPending && job.RunAt.After(now) {
 		ex.Reason, ex.Text = explainIdle(job, now)
+		return ex, nil
+	}
+	var state *QueueState
+	if job.Status == StatusPending {
+		states, err := c.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+		if err != nil {
+			return nil, fmt.Errorf("explain job %s: %w", id, err)
+		}
+		for _, s := range states {
+			if s.Queue == job.Queue {
+				state = s
+			}
+		}
+	}
+	if state != nil && state.Paused {
+		ex.Reason = ReasonPaused
+		ex.Text = fmt.Sprintf("due since %s, but queue %q is paused (its state last changed at %s): no client starts its jobs until it is resumed",
+			stamp(job.RunAt), job.Queue, stamp(state.UpdatedAt))
 		return ex, nil
 	}
 	clients, err := c.exec.ClientList(ctx, &driver.ClientListParams{})
@@ -80,7 +113,7 @@ func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, err
 		ex.Reason, ex.Text = explainHeld(job, clients, now)
 		return ex, nil
 	}
-	ex.Reason, ex.Text, err = c.explainDue(ctx, job, clients, now)
+	ex.Reason, ex.Text, err = c.explainDue(ctx, job, clients, state, now)
 	if err != nil {
 		return nil, fmt.Errorf("explain job %s: %w", id, err)
 	}
@@ -93,7 +126,7 @@ const explainAheadLimit = 10_000
 // explainDue explains a due pending job by the capacity of the live
 // clients that can work it: their worker counts for its queue, and the
 // jobs of the queue they run.
-func (c *Client[TTx]) explainDue(ctx context.Context, job *JobRow, clients []*driver.ClientRow, now time.Time,
+func (c *Client[TTx]) explainDue(ctx context.Context, job *JobRow, clients []*driver.ClientRow, state *QueueState, now time.Time,
 ) (ExplainReason, string, error) {
 	due := "due since " + stamp(job.RunAt)
 	var able []*driver.ClientRow
@@ -131,6 +164,16 @@ func (c *Client[TTx]) explainDue(ctx context.Context, job *JobRow, clients []*dr
 		busy += min(load.Running[cl.ID], n)
 	}
 	ahead := aheadText(load.Ahead, job.Queue)
+	if state != nil && state.MaxRunning > 0 {
+		all := 0
+		for _, n := range load.Running {
+			all += n
+		}
+		if all >= state.MaxRunning {
+			return ReasonQueueLimit, fmt.Sprintf("%s, but %d job(s) of queue %q run, as many as its limit of %d across every client allows; %s",
+				due, all, job.Queue, state.MaxRunning, ahead), nil
+		}
+	}
 	switch {
 	case busy < workers:
 		return ReasonFreeWorker, fmt.Sprintf("%s, and %d of the %d worker(s) of queue %q on the %d client(s) that can work it are free: "+

@@ -279,6 +279,9 @@ type Stats struct {
 	// included. Buckets are aligned on the Unix epoch, so a minute's
 	// bucket starts on a whole minute (UTC).
 	Series []StatsBucket
+	// Paused are the queues paused (see Client.PauseQueue), sorted, whatever
+	// the filter; nil when none is. Client.QueueStates tells more.
+	Paused []string
 }
 
 // Stats sums up the jobs f selects (nil means all). An invalid filter
@@ -341,6 +344,15 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 	}
 	if f.Bucket > 0 {
 		st.Series = fillSeries(ds.Series, now.Add(-window), now, f.Bucket)
+	}
+	states, err := exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	for _, s := range states {
+		if s.Paused {
+			st.Paused = append(st.Paused, s.Queue)
+		}
 	}
 	return st, nil
 }

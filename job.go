@@ -93,6 +93,18 @@ type EnqueueOptions struct {
 	// middleware may add to it. Keys and strings must be UTF-8 without NUL
 	// characters.
 	Metadata map[string]any
+	// DependsOn are the IDs of jobs this one waits for: it is stored
+	// pending but waiting (JobRow.Waiting), and no client starts it until
+	// every one of them has completed; then it runs at RunAt, or at once
+	// if RunAt has passed. Clients release waiting jobs about once a poll
+	// interval. At most MaxDependencies IDs; repeats are dropped. IDs of
+	// jobs that do not exist count as failed dependencies.
+	DependsOn []string
+	// OnDependencyFailure says what happens when a dependency fails for
+	// good, is cancelled or is deleted: DependencyCancel (the default)
+	// cancels this job too, which in turn settles the jobs that depend on
+	// it; DependencyRun runs it anyway once every dependency is final.
+	OnDependencyFailure DependencyPolicy
 }
 
 // NoRetries, as EnqueueOptions.MaxRetries or Config.MaxRetries, runs a job

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/driver"
@@ -39,8 +40,10 @@ type run struct {
 	// topics are the topics the client has workers for, sorted.
 	topics []string
 
-	lockedBy  string
-	fetchers  map[string]*fetcher.Fetcher
+	lockedBy string
+	fetchers map[string]*fetcher.Fetcher
+	// flow is what the run last read of the queue states (see readFlow).
+	flow      atomic.Pointer[flowState]
 	completer *completer.Completer
 	// pool runs the claimed jobs of every queue.
 	pool *pool.Pool[*jobRun]
@@ -120,6 +123,7 @@ func newRun(base context.Context, cfg *Config, exec driver.Executor, events *eve
 				r.jobsWG.Add(1)
 				r.pool.Go(r.prepare(row, release))
 			},
+			Flow: func() bool { return r.flowFor(name) },
 		})
 		release = f.Done // made once per queue: a job carries it at no cost
 		r.fetchers[name] = f
@@ -142,6 +146,7 @@ func (r *run) start(ctx context.Context, d any) {
 	}
 	me := r.presence()
 	r.record(ctx, me)
+	r.readFlow(ctx)
 	for _, f := range r.fetchers {
 		r.fetchWG.Go(func() { f.Run(r.fetchCtx) })
 	}
@@ -155,6 +160,12 @@ func (r *run) start(ctx context.Context, d any) {
 	r.maintWG.Go(func() { r.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
+	})
+	r.maintWG.Go(func() {
+		tick.Every(r.maintCtx, max(cfg.PollInterval, minFlowInterval), func() {
+			r.readFlow(r.maintCtx)
+			r.releaseWaiting(r.maintCtx)
+		})
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)

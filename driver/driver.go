@@ -167,6 +167,16 @@ type Executor interface {
 	// It returns the claimed jobs as they are after the claim, in claim
 	// order. A job is claimed by at most one caller, however many claim at
 	// once.
+	//
+	// With Flow set, the queue's stored state (see [FlowExecutor]) bounds
+	// the claim: a paused queue yields nothing; with MaxRunning, the claim
+	// leaves at most MaxRunning of the queue's jobs processing; with a rate
+	// limit, it takes at most what is left of RateLimit in the current
+	// window (which starts at the first such claim at or after the previous
+	// window's end, and lasts RatePeriod), and counts what it took.
+	// Claimers with Flow set running at once, through any number of
+	// clients, never exceed either limit together. Without Flow, the claim
+	// ignores the state and costs what it did before queues had one.
 	JobClaim(ctx context.Context, params *JobClaimParams) ([]*JobRow, error)
 
 	// JobFinalize ends claims: each item moves a job that is still
@@ -272,6 +282,10 @@ type Executor interface {
 	// ScheduleExecutor holds the operations on stored schedules and on
 	// the tick state of periodic jobs.
 	ScheduleExecutor
+
+	// FlowExecutor holds the operations of flow control: queue states
+	// and waiting jobs.
+	FlowExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then
@@ -372,6 +386,11 @@ type JobRow struct {
 	// them.
 	Logs        []LogRecord `json:"logs,omitempty"`
 	LogsDropped int         `json:"logs_dropped,omitempty"`
+	// DependsOn are the IDs of the jobs it was enqueued to wait for; nil
+	// when none. Waiting is true while it still waits for them: it is
+	// pending, and no claim takes it (see [FlowExecutor.JobRelease]).
+	DependsOn []string `json:"depends_on,omitempty"`
+	Waiting   bool     `json:"waiting,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older
@@ -418,6 +437,12 @@ type JobInsert struct {
 	// JSON object (nil for none), both checked by the client.
 	Tags     []string
 	Metadata []byte
+	// DependsOn, when not empty, are the IDs of jobs this one waits for:
+	// it is stored waiting, pending but claimed by no one, until
+	// [FlowExecutor.JobRelease] releases or cancels it, as
+	// OnDependencyFailure (then required) says.
+	DependsOn           []string
+	OnDependencyFailure DependencyPolicy
 }
 
 // JobInsertResult is the outcome of inserting one job.
@@ -444,6 +469,11 @@ type JobClaimParams struct {
 	Now time.Time
 	// LockedUntil is when the new claims' leases end.
 	LockedUntil time.Time
+	// Flow makes the claim obey the queue's stored state (see JobClaim).
+	// A client sets it for the queues it has seen a state for, reading the
+	// states once a poll interval, so that queues without one pay nothing
+	// for flow control.
+	Flow bool
 }
 
 // JobFinalizeParams are the params of [Executor.JobFinalize].

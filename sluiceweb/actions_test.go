@@ -222,6 +222,50 @@ func TestQueuesAndClients(t *testing.T) {
 	})
 }
 
+func TestPauseAndResumeQueue(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, db *database) {
+		e := newEnv(t, db, nil)
+		e.enqueue(nil)
+		var st struct {
+			Queue     string    `json:"queue"`
+			Paused    bool      `json:"paused"`
+			UpdatedAt time.Time `json:"updated_at"`
+		}
+		e.do("POST", "api/queues/default/pause", "").json(t, http.StatusOK, &st)
+		require.Equal(t, "default", st.Queue)
+		require.True(t, st.Paused)
+		require.False(t, st.UpdatedAt.IsZero())
+
+		var queues struct {
+			Items []struct {
+				Name   string `json:"name"`
+				Paused bool   `json:"paused"`
+			} `json:"items"`
+		}
+		e.do("GET", "api/queues", "").json(t, http.StatusOK, &queues)
+		require.Len(t, queues.Items, 1)
+		require.True(t, queues.Items[0].Paused)
+		states, err := e.client.QueueStates(t.Context())
+		require.NoError(t, err)
+		require.True(t, states[0].Paused)
+
+		// A queue with no jobs is listed once it has a state.
+		e.do("POST", "api/queues/empty/pause", "").json(t, http.StatusOK, &st)
+		e.do("POST", "api/queues/default/resume", "").json(t, http.StatusOK, &st)
+		require.False(t, st.Paused)
+		e.do("GET", "api/queues", "").json(t, http.StatusOK, &queues)
+		require.Len(t, queues.Items, 2)
+		require.Equal(t, "default", queues.Items[0].Name)
+		require.False(t, queues.Items[0].Paused)
+		require.Equal(t, "empty", queues.Items[1].Name)
+		require.True(t, queues.Items[1].Paused)
+
+		e.do("POST", "api/queues/no%20spaces/pause", "").problem(t, http.StatusBadRequest, sluiceweb.CodeInvalidRequest)
+		e.do("GET", "api/queues/default/pause", "").problem(t, http.StatusMethodNotAllowed, sluiceweb.CodeMethodNotAllowed)
+	})
+}
+
 func TestUnknownPathsAndMethods(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, db *database) {

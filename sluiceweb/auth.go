@@ -17,8 +17,8 @@ const (
 	ActionRead ActionKind = "read"
 	// ActionEnqueue enqueues a job.
 	ActionEnqueue ActionKind = "enqueue"
-	// ActionManage changes jobs (cancel, requeue, retry now, delete) or
-	// schedules (create, update, delete).
+	// ActionManage changes jobs (cancel, requeue, retry now, delete),
+	// schedules (create, update, delete) or queues (pause, resume).
 	ActionManage ActionKind = "manage"
 )
 
@@ -30,7 +30,8 @@ type Action struct {
 	// "stats", "explain", "queues", "clients", "events", "cancel",
 	// "requeue", "retry" or "delete" for jobs; "list_schedules",
 	// "get_schedule", "create_schedule", "update_schedule" or
-	// "delete_schedule" for schedules.
+	// "delete_schedule" for schedules; "pause_queue" or "resume_queue"
+	// for queues.
 	Name string
 	// Topics are the topics concerned: the enqueued job's, the job's
 	// acted on or read (none for a job that does not exist: the answer is
@@ -41,7 +42,8 @@ type Action struct {
 	Topics []string
 	// AllTopics is true when the request concerns jobs of every topic: a
 	// list, stats, event stream or bulk action without a topic filter, the
-	// queues and clients, which span topics, and the list of schedules.
+	// queues and clients, which span topics (pausing or resuming a queue
+	// too), and the list of schedules.
 	AllTopics bool
 	// JobID is the job of a one-job request (get, explain, cancel,
 	// requeue, retry, delete); empty otherwise.
@@ -49,6 +51,9 @@ type Action struct {
 	// Schedule is the schedule's name of a one-schedule request (get,
 	// create, update, delete); empty otherwise.
 	Schedule string
+	// Queue is the queue paused or resumed (with AllTopics, since a
+	// queue holds jobs of any topic); empty otherwise.
+	Queue string
 }
 
 // ErrUnauthorized, returned by Options.Authorize (wrapped or not), answers

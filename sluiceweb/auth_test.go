@@ -47,6 +47,8 @@ func TestReadOnlyRefusesChanges(t *testing.T) {
 			{"DELETE", "api/jobs/" + id, ""},
 			{"POST", "api/jobs/cancel", `{"topics": ["mail"]}`},
 			{"POST", "api/jobs/delete", `{"topics": ["mail"]}`},
+			{"POST", "api/queues/default/pause", ""},
+			{"POST", "api/queues/default/resume", ""},
 		} {
 			e.do(req[0], req[1], req[2]).problem(t, http.StatusForbidden, sluiceweb.CodeReadOnly)
 		}

@@ -207,6 +207,8 @@ func (h *Handler) routes() *http.ServeMux {
 	handle("DELETE /api/jobs/{id}", h.actOne(deleteAction))
 	handle("POST /api/jobs/delete", h.actMany(deleteAction))
 	handle("GET /api/queues", h.queues)
+	handle("POST /api/queues/{name}/pause", h.pauseQueue(true))
+	handle("POST /api/queues/{name}/resume", h.pauseQueue(false))
 	handle("GET /api/clients", h.clients)
 	handle("GET /api/schedules", h.listSchedules)
 	handle("POST /api/schedules", h.createSchedule)
@@ -267,5 +269,8 @@ type client interface {
 	DeleteSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
 	GetSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
 	ListSchedules(ctx context.Context) ([]*sluice.Schedule, error)
+	PauseQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 	MaxPayloadBytes() int
 }

@@ -64,6 +64,7 @@ type testClient interface {
 	Cancel(ctx context.Context, id string) (*sluice.JobRow, error)
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // database is one test's database, whichever its driver.
@@ -271,6 +272,8 @@ type jobJSON struct {
 	Metadata    json.RawMessage `json:"metadata"`
 	Logs        []logJSON       `json:"logs"`
 	LogsDropped *int            `json:"logs_dropped"`
+	DependsOn   []string        `json:"depends_on"`
+	Waiting     bool            `json:"waiting"`
 }
 
 // logJSON is a job's log record as the API answers it.

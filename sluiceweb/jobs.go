@@ -28,6 +28,10 @@ type enqueueRequest struct {
 	// Tags label the job; Metadata is a JSON object about it.
 	Tags     []string        `json:"tags"`
 	Metadata json.RawMessage `json:"metadata"`
+	// DependsOn are the IDs of jobs it waits for, OnDependencyFailure
+	// "cancel" (the default) or "run" (see sluice.EnqueueOptions).
+	DependsOn           []string `json:"depends_on"`
+	OnDependencyFailure string   `json:"on_dependency_failure"`
 }
 
 // enqueueResponse answers POST api/jobs.
@@ -38,7 +42,8 @@ type enqueueResponse struct {
 
 // options returns the request's enqueue options, or a problem.
 func (req *enqueueRequest) options() (*sluice.EnqueueOptions, error) {
-	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey, Tags: req.Tags}
+	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey, Tags: req.Tags,
+		DependsOn: req.DependsOn, OnDependencyFailure: sluice.DependencyPolicy(req.OnDependencyFailure)}
 	meta, err := metadataObject(req.Metadata)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,12 @@ func TestEnqueue(t *testing.T) {
 		e.do("POST", "api/jobs", `{"topic": "mail", "payload": null}`).json(t, http.StatusCreated, &plain)
 		require.Equal(t, sluice.DefaultMaxRetries, plain.Job.MaxRetries)
 		require.JSONEq(t, `{}`, string(plain.Job.Payload))
+
+		var waiting enqueued
+		e.do("POST", "api/jobs", `{"topic": "mail", "depends_on": ["`+plain.Job.ID+`"], "on_dependency_failure": "run"}`).
+			json(t, http.StatusCreated, &waiting)
+		require.True(t, waiting.Job.Waiting)
+		require.Equal(t, []string{plain.Job.ID}, waiting.Job.DependsOn)
 	})
 }
 
@@ -87,6 +93,9 @@ func TestEnqueueRefusesBadInputAndWritesNothing(t *testing.T) {
 			{"priority out of range", `{"topic": "mail", "priority": 99999}`, 400, sluiceweb.CodeInvalidRequest, "priority"},
 			{"NUL in unique key", `{"topic": "mail", "unique_key": "a\u0000b"}`, 400, sluiceweb.CodeInvalidRequest, "unique_key"},
 			{"unknown queue", `{"topic": "mail", "queue": "nope"}`, 400, sluiceweb.CodeUnknownQueue, "queue"},
+			{"dependency not an ID", `{"topic": "mail", "depends_on": ["nope"]}`, 400, sluiceweb.CodeInvalidRequest, "depends_on"},
+			{"unknown dependency policy", `{"topic": "mail", "depends_on": ["0190f5d2-0000-7000-8000-000000000001"], "on_dependency_failure": "ignore"}`,
+				400, sluiceweb.CodeInvalidRequest, "on_dependency_failure"},
 			{"unknown topic", `{"topic": "sms", "payload": {}}`, 400, sluiceweb.CodeUnknownTopic, "topic"},
 			{"payload of the wrong type", `{"topic": "mail", "payload": {"to": 5}}`, 400, sluiceweb.CodeInvalidPayload, "payload"},
 			{"payload with an unknown field", `{"topic": "mail", "payload": {"too": "a"}}`, 400, sluiceweb.CodeInvalidPayload, "payload"},

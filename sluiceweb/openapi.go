@@ -103,6 +103,15 @@ func oneJob(ok obj) obj {
 	}
 }
 
+// queueParam is the queue of a queue action, and queueAction its responses.
+var (
+	queueParam  = param("path", "name", str(""), "The queue's name: 1 to 128 letters, digits, or _ . : -")
+	queueAction = obj{
+		"200": response("The queue's state after the change.", "QueueState"),
+		"400": problemResponse("invalid_request: the name is not a queue name."),
+	}
+)
+
 // openAPIDocument returns the document.
 func openAPIDocument() obj {
 	enqueue := func(id string) obj {
@@ -137,7 +146,10 @@ func openAPIDocument() obj {
 		},
 		"/api/jobs/{id}/explain": obj{"get": operation("explainJob", "Say what holds a job", []obj{idParam}, "", oneJob(response("The explanation.", "Explanation")))},
 		"/api/queues":            obj{"get": operation("listQueues", "List queues with their jobs by status and the clients online working them", nil, "", obj{"200": response("The queues.", "QueueList")})},
-		"/api/clients":           obj{"get": operation("listClients", "List the clients recorded in the database", nil, "", obj{"200": response("The clients.", "ClientList")})},
+		"/api/queues/{name}/pause": obj{"post": operation("pauseQueue", "Pause a queue: no client on the database starts its jobs "+
+			"from its next claim; running jobs finish", []obj{queueParam}, "", queueAction)},
+		"/api/queues/{name}/resume": obj{"post": operation("resumeQueue", "Resume a paused queue", []obj{queueParam}, "", queueAction)},
+		"/api/clients":              obj{"get": operation("listClients", "List the clients recorded in the database", nil, "", obj{"200": response("The clients.", "ClientList")})},
 		"/api/events": obj{"get": operation("streamEvents", "Stream job changes as Server-Sent Events", []obj{
 			param("query", "ids", str(""), "Only changes of these jobs, comma-separated (or repeated)."),
 			topicsList,

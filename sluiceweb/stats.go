@@ -85,6 +85,12 @@ type queueJSON struct {
 	// many of its jobs they work at once in all.
 	Clients int `json:"clients"`
 	Workers int `json:"workers"`
+	// Paused, MaxRunning and the rate limit are its stored flow control
+	// (see sluice.QueueState).
+	Paused            bool    `json:"paused"`
+	MaxRunning        int     `json:"max_running,omitempty"`
+	RateLimit         int     `json:"rate_limit,omitempty"`
+	RatePeriodSeconds float64 `json:"rate_period_seconds,omitempty"`
 }
 
 // itemsResponse answers with a list.
@@ -92,8 +98,8 @@ type itemsResponse[T any] struct {
 	Items []T `json:"items"`
 }
 
-// queues serves GET api/queues: each queue's jobs by status, and the
-// clients online that work it.
+// queues serves GET api/queues: each queue's jobs by status, the clients
+// online that work it, and its flow control.
 func (h *Handler) queues(w http.ResponseWriter, r *http.Request) {
 	if !h.readAll(w, r, "queues") {
 		return
@@ -121,6 +127,15 @@ func (h *Handler) queues(w http.ResponseWriter, r *http.Request) {
 			q.Counts[status] = n
 			q.Total += n
 		}
+	}
+	states, err := h.c.QueueStates(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, s := range states {
+		q := get(s.Queue)
+		q.Paused, q.MaxRunning, q.RateLimit, q.RatePeriodSeconds = s.Paused, s.MaxRunning, s.RateLimit, s.RatePeriod.Seconds()
 	}
 	for _, c := range clients {
 		if time.Since(c.SeenAt) > liveWithin {
@@ -185,4 +200,37 @@ func (h *Handler) clients(w http.ResponseWriter, r *http.Request) {
 		res.Items[i] = clientJSON{ClientInfo: c, Online: time.Since(c.SeenAt) <= liveWithin}
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// queueStateResponse answers POST api/queues/{name}/pause and resume.
+type queueStateResponse struct {
+	Queue             string    `json:"queue"`
+	Paused            bool      `json:"paused"`
+	MaxRunning        int       `json:"max_running,omitempty"`
+	RateLimit         int       `json:"rate_limit,omitempty"`
+	RatePeriodSeconds float64   `json:"rate_period_seconds,omitempty"`
+	UpdatedAt         time.Time `json:"updated_at"`
+}
+
+// pauseQueue serves POST api/queues/{name}/pause (pause true) and
+// resume: the queue's state after the change, which every client on the
+// database obeys from its next claim.
+func (h *Handler) pauseQueue(pause bool) http.HandlerFunc {
+	name, set := "resume_queue", h.c.ResumeQueue
+	if pause {
+		name, set = "pause_queue", h.c.PauseQueue
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		queue := r.PathValue("name")
+		if !h.authorize(w, r, Action{Kind: ActionManage, Name: name, AllTopics: true, Queue: queue}) {
+			return
+		}
+		s, err := set(r.Context(), queue)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, queueStateResponse{Queue: s.Queue, Paused: s.Paused, MaxRunning: s.MaxRunning,
+			RateLimit: s.RateLimit, RatePeriodSeconds: s.RatePeriod.Seconds(), UpdatedAt: s.UpdatedAt})
+	}
 }

@@ -36,7 +36,8 @@ type Setup[TTx any] struct {
 //
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
 // Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Changes, Act, Clean,
-// Presence, History, Migrate, CancelledContext, Notifier, Observe, Schedule).
+// Presence, History, Migrate, CancelledContext, Notifier, Observe, Schedule,
+// Flow).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
 // [driver.Driver.UnwrapExecutor] on a transaction that is then committed
@@ -69,6 +70,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Notifier", notifierCases[TTx]()},
 		{"Observe", observeCases[TTx]()},
 		{"Schedule", scheduleCases[TTx]()},
+		{"Flow", flowCases[TTx]()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -28,6 +28,8 @@ func pendingRow(j *driver.JobInsert) *driver.JobRow {
 		UniqueKey:  j.UniqueKey,
 		Tags:       slices.Clone(j.Tags),
 		Metadata:   bytes.Clone(j.Metadata),
+		DependsOn:  slices.Clone(j.DependsOn),
+		Waiting:    len(j.DependsOn) > 0,
 	}
 }
 
@@ -108,6 +110,8 @@ func requireRow(t *testing.T, want, got *driver.JobRow) {
 	requireJSON(t, want.Metadata, got.Metadata, msg("Metadata"))
 	requireLogs(t, want.Logs, got.Logs, msg("Logs"))
 	require.Equal(t, want.LogsDropped, got.LogsDropped, msg("LogsDropped"))
+	require.Equal(t, want.DependsOn, got.DependsOn, msg("DependsOn"))
+	require.Equal(t, want.Waiting, got.Waiting, msg("Waiting"))
 }
 
 // requireLogs requires got to be the log records want, in order.

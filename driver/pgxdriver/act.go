@@ -20,7 +20,8 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*dr
 		now := q.Arg(p.Now)
 		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
 		return `UPDATE ` + e.d.Table() + ` AS j SET status = 'cancelled', finalized_at = ` + now + `,
-	locked_by = NULL, locked_until = NULL ` + q.Where() + ` RETURNING ` + columns
+	locked_by = NULL, locked_until = NULL, run_at = coalesce(j.wait_run_at, j.run_at), wait_policy = NULL,
+	wait_run_at = NULL ` + q.Where() + ` RETURNING ` + columns
 	})
 }
 
@@ -53,12 +54,14 @@ func (e *executor) JobDelete(ctx context.Context, p *driver.JobActParams) ([]*dr
 	}))
 }
 
-// JobRetryNow makes the selected pending jobs due now with one UPDATE.
+// JobRetryNow makes the selected pending jobs due now with one UPDATE;
+// waiting jobs wait on.
 func (e *executor) JobRetryNow(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	return e.act(ctx, "retry now", p, func(q *filtersql.Query) string {
 		now := q.Arg(p.Now)
 		q.Cond("status = 'pending'")
 		q.Cond("run_at > " + now)
+		q.Cond("wait_policy IS NULL")
 		return `UPDATE ` + e.d.Table() + ` AS j SET run_at = ` + now + ` ` + q.Where() + ` RETURNING ` + columns
 	})
 }

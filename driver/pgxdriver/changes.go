@@ -17,7 +17,7 @@ import (
 
 // stateColumns are the columns of a driver.JobState, in the order
 // scanStates reads them.
-const stateColumns = "j.id, j.topic, j.queue, j.status, j.attempt, j.max_retries, j.run_at, j.created_at, " +
+const stateColumns = "j.id, j.topic, j.queue, j.status, j.attempt, j.max_retries, coalesce(j.wait_run_at, j.run_at) AS run_at, j.created_at, " +
 	"j.attempted_at, j.finalized_at, j.locked_by, j.progress, coalesce(j.logged, 0) AS logged"
 
 // The statements of JobChanges. {t} is the table, {cols} stateColumns.

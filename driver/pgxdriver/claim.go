@@ -15,6 +15,10 @@ import (
 
 // JobClaim claims jobs with one UPDATE over a SELECT ... FOR UPDATE SKIP
 // LOCKED, so claimers running at once never wait for each other's rows.
+// With Flow, the claim takes its room from the queue's state, and before
+// it, in the same transaction and round trip, the statement of settings
+// locks the queue's state if the queue has a limit, so that claimers of a
+// limited queue take turns (see claimLockSQL).
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
 	const op = "claim"
 	if err := e.start(ctx, op); err != nil {
@@ -26,11 +30,23 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	err := e.queryBatch(qctx, lazy, batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
+	claim := batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
-		}})
+		}}
+	var err error
+	switch {
+	case !p.Flow:
+		claim.sql = e.d.q.claimBare
+		err = e.queryBatch(qctx, lazy, claim)
+	case e.inTx:
+		err = e.queryEach(qctx, batchStmt{e.d.q.claimLock, []any{p.Queue}, drain}, claim)
+	default:
+		// The lock rides on the statement of settings: no statement more
+		// than a claim of a queue without a state had before.
+		err = e.sendBatch(qctx, batchStmt{e.d.q.claimLockLazy, []any{p.Queue}, drain}, claim)
+	}
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

@@ -107,7 +107,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 		d.setErr(errors.New("pgxdriver: New: nil *pgxpool.Pool"))
 	}
 	d.inserts = batch.New(maxCombined, insertSize, d.insertCombined)
-	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel())
+	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel(), d.queuesTable())
 	return d
 }
 

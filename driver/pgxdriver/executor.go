@@ -107,23 +107,40 @@ type batchStmt struct {
 // which writes every earlier claim to disk first; so do enqueues.
 func (e *executor) queryBatch(ctx context.Context, settings string, stmts ...batchStmt) error {
 	if e.inTx {
-		for _, st := range stmts {
-			rows, err := e.db.Query(ctx, st.sql, st.args...)
-			if err != nil {
-				return err
-			}
-			if err := st.scan(rows); err != nil {
-				return err
-			}
-		}
-		return nil
+		return e.queryEach(ctx, stmts...)
 	}
+	return e.sendBatch(ctx, append([]batchStmt{{sql: settings, scan: drain}}, stmts...)...)
+}
+
+// queryEach runs statements one after another, passing each one's rows to
+// its scan.
+func (e *executor) queryEach(ctx context.Context, stmts ...batchStmt) error {
+	for _, st := range stmts {
+		rows, err := e.db.Query(ctx, st.sql, st.args...)
+		if err != nil {
+			return err
+		}
+		if err := st.scan(rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendBatch sends statements in one round trip, to run in the implicit
+// transaction of a single Sync, and passes each one's rows to its scan.
+func (e *executor) sendBatch(ctx context.Context, stmts ...batchStmt) error {
 	b := &pgx.Batch{}
-	b.Queue(settings)
 	for _, st := range stmts {
 		b.Queue(st.sql, st.args...).Query(st.scan)
 	}
 	return e.db.SendBatch(ctx, b).Close()
+}
+
+// drain reads and discards rows.
+func drain(rows pgx.Rows) error {
+	rows.Close()
+	return rows.Err()
 }
 
 // atomic runs fn, which may run several statements, atomically: in the

@@ -10,7 +10,7 @@ import (
 // Queries returns the driver's claim, heartbeat and rescue SQL, for tests
 // that check their plans.
 func (d *Driver) Queries() (claim, heartbeat, rescue string) {
-	return d.q.claim, d.q.heartbeat, d.q.rescue
+	return d.q.claimBare, d.q.heartbeat, d.q.rescue
 }
 
 // WithVacuumPolicy sets when Maintain vacuums: it checks every interval
@@ -20,6 +20,10 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 		d.vacuum.every, d.vacuum.minDead, d.vacuum.perLive = every, minDead, perLive
 	}
 }
+
+// FlowClaimQuery returns the driver's claim SQL for a queue with a state
+// (JobClaimParams.Flow), for tests that check its plan.
+func (d *Driver) FlowClaimQuery() string { return d.q.claim }
 
 // FinalizeQuery returns the driver's finalize SQL, for tests that check
 // its plan.

@@ -64,6 +64,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		}
 	}
 	useCopy := len(plain) >= CopyThreshold
+	waits := rowcodec.Waits(jobs)
 	run := func(db dbtx) error {
 		if useCopy {
 			if _, err := db.CopyFrom(ctx, e.d.tableIdent(), copyColumnsFor(plain), copySource(plain)); err != nil {
@@ -78,13 +79,16 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 			b.Queue(e.d.q.insertUnique, uniqueArgs(jobs[i])...)
 		}
 		b.Queue(e.d.q.notify, e.d.q.channel, queues)
-		return runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results)
+		if err := runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results); err != nil {
+			return err
+		}
+		return e.storeWaits(ctx, db, jobs, waits, results)
 	}
 
 	switch {
 	case !e.inTx && useCopy && len(unique) == 0:
 		err = e.copyPlain(ctx, plain, queues)
-	case e.inTx || useCopy || len(unique) > 0:
+	case e.inTx || useCopy || len(unique) > 0 || len(waits) > 0:
 		err = e.atomic(ctx, run)
 	default:
 		err = e.insertPlain(ctx, plain, queues)

@@ -47,6 +47,7 @@ func TestPlans(t *testing.T) {
 		args             []any
 	}{
 		{"claim", claim, "sluice_jobs_claim_idx", []any{"c", now, now, "default", []string{"work"}, 10}},
+		{"flowClaim", d.FlowClaimQuery(), "sluice_jobs_claim_idx", []any{"c", now, now, "default", []string{"work"}, 10}},
 		{"heartbeat", heartbeat, "sluice_jobs_lease_idx", []any{"c", now}},
 		{"rescue", rescue, "sluice_jobs_lease_idx", []any{now, `{"error": "x"}`, 10}},
 		{"queueRunning", running, "sluice_jobs_lease_idx", []any{"default"}},

@@ -9,9 +9,12 @@ import (
 
 // columns are the jobs table's columns in the order scanRow reads them,
 // qualified by the alias j.
+// A waiting job's run_at is the one it was enqueued with (see migration
+// 0011).
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
-	"j.run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
-	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs"
+	"coalesce(j.wait_run_at, j.run_at) AS run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
+	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs, " +
+	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -69,8 +72,9 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// rather than by primary key, which saves a lookup per job (a fifth of
 	// a claim's time). A locked row cannot move before the statement ends;
 	// were a tuple ID ever stale, the update would skip that row, which
-	// stays pending.
-	claimSQL = `UPDATE {t} AS j
+	// stays pending. This is the claim of a client that has seen no state
+	// for the queue (JobClaimParams.Flow false).
+	claimBareSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
 	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
@@ -81,6 +85,13 @@ WHERE j.ctid = ANY(ARRAY(
 	FOR UPDATE SKIP LOCKED
 ))
 RETURNING {cols}`
+
+	// claimSQL is claimBareSQL for a queue with a state: the state bounds
+	// the limit (newQueries puts claimRoomSQL in place of $6), and the
+	// jobs claimed are counted in its rate window (claimWindowSQL).
+	claimSQL = `WITH claimed AS (` + claimBareSQL + `),
+counted AS ({window})
+SELECT * FROM claimed`
 
 	// finalizeSQL ends claims given as parallel arrays, one element per
 	// item, numbered by ord; the items that matched come back by number.
@@ -208,6 +219,7 @@ type queries struct {
 	insertUnique string
 	notify       string
 	claim        string
+	claimBare    string
 	finalize     string
 	finalizeIns  string
 	complete     string
@@ -223,32 +235,44 @@ type queries struct {
 	fold         string
 	queueRunning string
 	queueAhead   string
+	// claimLock locks a limited queue's state before a claim, and
+	// claimLockLazy does it with the settings of lazy.
+	claimLock, claimLockLazy string
+	// flowReplacer fills in the statements of flow control.
+	flowReplacer *strings.Replacer
 }
 
-func newQueries(table, counts, countLog, channel string) *queries {
-	r := strings.NewReplacer("{t}", table, "{cols}", columns,
+func newQueries(table, counts, countLog, channel, queues string) *queries {
+	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
 		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
-	fill := r.Replace
+	fill := func(query string) string {
+		query = strings.NewReplacer("{room}", claimRoomSQL, "{window}", claimWindowSQL).Replace(query)
+		return r.Replace(query)
+	}
 	return &queries{
-		channel:      channel,
-		insertRows:   fill(insertRowsSQL),
-		insertTagged: fill(insertTaggedSQL),
-		insertUnique: fill(insertUniqueSQL),
-		notify:       notifySQL,
-		claim:        fill(claimSQL),
-		finalize:     fill(finalizeSQL),
-		finalizeIns:  fill(finalizeInsertSQL),
-		complete:     completeQuery(fill(completeSQL), false),
-		completeLogs: completeQuery(fill(completeSQL), true),
-		progress:     fill(progressSQL),
-		heartbeat:    fill(heartbeatSQL),
-		heartbeatIDs: fill(heartbeatIDsSQL),
-		rescue:       fill(rescueSQL),
-		get:          fill(getSQL),
-		fold:         strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
-		queueRunning: fill(queueRunningSQL),
-		queueAhead:   fill(queueAheadSQL),
+		claimLock:     fill(claimLockSQL),
+		claimLockLazy: fill(claimLockLazySQL),
+		flowReplacer:  r,
+		channel:       channel,
+		insertRows:    fill(insertRowsSQL),
+		insertTagged:  fill(insertTaggedSQL),
+		insertUnique:  fill(insertUniqueSQL),
+		notify:        notifySQL,
+		claim:         fill(strings.Replace(claimSQL, "LIMIT $6", "LIMIT {room}", 1)),
+		claimBare:     fill(claimBareSQL),
+		finalize:      fill(finalizeSQL),
+		finalizeIns:   fill(finalizeInsertSQL),
+		complete:      completeQuery(fill(completeSQL), false),
+		completeLogs:  completeQuery(fill(completeSQL), true),
+		progress:      fill(progressSQL),
+		heartbeat:     fill(heartbeatSQL),
+		heartbeatIDs:  fill(heartbeatIDsSQL),
+		rescue:        fill(rescueSQL),
+		get:           fill(getSQL),
+		fold:          strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
+		queueRunning:  fill(queueRunningSQL),
+		queueAhead:    fill(queueAheadSQL),
 	}
 }
 

@@ -94,7 +94,8 @@ type rowScanner struct {
 	attemptedBy                           []byte
 	payload, errs, result, progress       []byte
 	tags                                  []string
-	metadata, logs                        []byte
+	metadata, logs, dependsOn             []byte
+	waiting                               bool
 	dest                                  []any
 	names                                 map[string]string
 }
@@ -113,13 +114,14 @@ func (r *rowScanner) init(borrowed bool, lead []any) {
 	r.dest = append(lead, &r.id, text(&r.topic), text(&r.queue), &r.priority, &r.payload, text(&r.status),
 		&r.attempt, &r.maxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
 		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.key), &r.errs, &r.result,
-		text(&r.attemptedBy), &r.progress, &r.tags, &r.metadata, &r.logs)
+		text(&r.attemptedBy), &r.progress, &r.tags, &r.metadata, &r.logs,
+		&r.dependsOn, &r.waiting)
 }
 
 // scan reads one row into a new job.
 func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 	r.payload, r.errs, r.result, r.progress = nil, nil, nil, nil
-	r.tags, r.metadata, r.logs = nil, nil, nil
+	r.tags, r.metadata, r.logs, r.dependsOn = nil, nil, nil, nil
 	if err := s.Scan(r.dest...); err != nil {
 		return nil, err
 	}
@@ -152,6 +154,12 @@ func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 	if j.Logs, j.LogsDropped, err = rowcodec.Logs(r.logs); err != nil {
 		return nil, fmt.Errorf("job %s: decode logs: %w", j.ID, err)
 	}
+	if len(r.dependsOn) > 0 {
+		if err := json.Unmarshal(r.dependsOn, &j.DependsOn); err != nil {
+			return nil, fmt.Errorf("job %s: decode dependencies: %w", j.ID, err)
+		}
+	}
+	j.Waiting = r.waiting
 	return j, nil
 }
 

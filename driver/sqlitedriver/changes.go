@@ -15,7 +15,7 @@ import (
 
 // stateColumns are the columns of a driver.JobState, in the order
 // scanStates reads them.
-const stateColumns = "id, topic, queue, status, attempt, max_retries, run_at, created_at, " +
+const stateColumns = "id, topic, queue, status, attempt, max_retries, coalesce(wait_run_at, run_at), created_at, " +
 	"attempted_at, finalized_at, locked_by, progress, coalesce(logged, 0)"
 
 // The statements of JobChanges. {t} is the table, {cols} stateColumns.

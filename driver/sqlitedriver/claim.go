@@ -14,7 +14,8 @@ import (
 )
 
 // JobClaim claims jobs with one UPDATE ... RETURNING whose subquery walks the
-// partial index of pending jobs in claim order. Through the driver's handle
+// partial index of pending jobs in claim order; with Flow, after reading, in
+// the same transaction, what the queue's state leaves room for. Through the driver's handle
 // it runs in a transaction of its own, so a cancelled context never leaves
 // jobs claimed that the caller did not receive.
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
@@ -32,14 +33,27 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
 	}
 	var jobs []*driver.JobRow
-	err = e.writeTx(ctx, op, []string{e.d.q.claim, e.d.q.count}, func(r runner) error {
+	err = e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
+		jobs = nil
+		limit, rated := p.Limit, false
+		if p.Flow {
+			var err error
+			if limit, rated, err = e.claimRoom(ctx, r, p); err != nil || limit <= 0 {
+				return err
+			}
+		}
 		rows, err := r.query(ctx, e.d.q.claim, p.ClientID, micros(p.LockedUntil),
-			micros(p.Now), p.Queue, string(topics), p.Limit)
+			micros(p.Now), p.Queue, string(topics), limit)
 		if err != nil {
 			return err
 		}
 		if jobs, err = scanRows(rows); err != nil {
 			return err
+		}
+		if rated && len(jobs) > 0 {
+			if _, err := r.exec(ctx, e.d.fq.claimWindow, p.Queue, micros(p.Now), len(jobs)); err != nil {
+				return err
+			}
 		}
 		var moved countMoves
 		for _, j := range jobs {

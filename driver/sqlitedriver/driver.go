@@ -25,6 +25,7 @@ type Driver struct {
 	// it.
 	err error
 	q   *queries
+	fq  *flowQueries
 	// dialect writes the driver's filters.
 	dialect *filtersql.Dialect
 	// writes serializes the writes this driver makes on its own handle:
@@ -93,6 +94,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 		d.err = errors.New("sqlitedriver: New: nil *sql.DB")
 	}
 	d.q = newQueries(d.table)
+	d.fq = newFlowQueries(d.table)
 	d.dialect = newDialect(d.table)
 	d.stmts.db = db
 	d.readStmts.db = d.readDB

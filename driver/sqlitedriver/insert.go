@@ -31,6 +31,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		return results, nil
 	}
 	steps := planInsert(e.d.q, plain)
+	waits := rowcodec.Waits(jobs)
 	run := func(r runner) error {
 		for _, s := range steps {
 			if _, err := r.exec(ctx, s.query, s.args...); err != nil {
@@ -48,10 +49,10 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 				results[i].Job = rowcodec.NewRow(jobs[i])
 			}
 		}
-		return nil
+		return e.storeWaits(ctx, r, jobs, waits, results)
 	}
 
-	if len(unique) == 0 && len(steps) == 1 {
+	if len(unique) == 0 && len(steps) == 1 && len(waits) == 0 {
 		err = e.write(ctx, op, run)
 	} else {
 		qs := make([]string, 0, len(steps)+2)
@@ -60,6 +61,9 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		}
 		if len(unique) > 0 {
 			qs = append(qs, e.d.q.insertUnique, e.d.q.selectLiveByKey)
+		}
+		if len(waits) > 0 {
+			qs = append(qs, e.d.fq.wait)
 		}
 		err = e.writeTx(ctx, op, qs, run)
 	}

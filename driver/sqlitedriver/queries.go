@@ -10,10 +10,13 @@ import (
 	"github.com/sluicehq/sluice/driver"
 )
 
-// columns are the jobs table's columns in the order scanRow reads them.
+// columns are the jobs table's columns in the order scanRow reads them. A
+// waiting job's run_at is the one it was enqueued with (see migration
+// 0010).
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
-	"run_at, created_at, attempted_at, finalized_at, locked_until, locked_by, " +
-	"unique_key, errors, result, attempted_by, progress, tags, metadata, logs"
+	"coalesce(wait_run_at, run_at), created_at, attempted_at, finalized_at, locked_until, locked_by, " +
+	"unique_key, errors, result, attempted_by, progress, tags, metadata, logs, " +
+	"depends_on, wait_policy IS NOT NULL AND status = 'pending'"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements

@@ -2,6 +2,7 @@ package sqlitedriver
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -64,14 +65,19 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
 		lockedBy, uniqueKey, attemptedBy      sql.NullString
 		payload, errs, result, progress       []byte
-		tags, metadata, logs                  []byte
+		tags, metadata, logs, dependsOn       []byte
 	)
 	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
 		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress,
-		&tags, &metadata, &logs)
+		&tags, &metadata, &logs, &dependsOn, &j.Waiting)
 	if err != nil {
 		return nil, err
+	}
+	if len(dependsOn) > 0 {
+		if err := json.Unmarshal(dependsOn, &j.DependsOn); err != nil {
+			return nil, fmt.Errorf("job %s: decode dependencies: %w", j.ID, err)
+		}
 	}
 	j.Status = driver.JobStatus(status)
 	j.RunAt = fromMicros(runAt)

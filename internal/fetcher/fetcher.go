@@ -26,6 +26,9 @@ type Config struct {
 	// Start starts working a claimed job. It must not block; the fetcher's
 	// Done must be called once the job's slot is free again.
 	Start func(row *driver.JobRow)
+	// Flow, if not nil, reports whether claims must obey the queue's
+	// stored state (driver.JobClaimParams.Flow).
+	Flow func() bool
 }
 
 // Fetcher claims jobs of one queue.
@@ -151,6 +154,7 @@ func (f *Fetcher) claim(ctx context.Context, limit int) (int, error) {
 		Limit:       limit,
 		Now:         now,
 		LockedUntil: now.Add(f.cfg.LeaseDuration),
+		Flow:        f.cfg.Flow != nil && f.cfg.Flow(),
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -45,6 +45,7 @@ func TestDashboard(t *testing.T) {
 		selection(t, p)
 		tags(t, p)
 		schedules(t, p, s, dir)
+		queues(t, p, s)
 		problems(t, p)
 		phone(t, p, dir)
 		require.Equal(t, "1", p.eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
@@ -173,6 +174,40 @@ func schedules(t *testing.T, p *page, s *server, dir string) {
 	p.click("Delete", `tbody tr button.danger`)
 	p.confirm()
 	p.wait("no schedules again", text(".empty")+`.includes("No stored schedules")`)
+}
+
+// queues pauses the default queue from the queues page, sees it paused
+// in the page and in the database, and resumes it.
+func queues(t *testing.T, p *page, s *server) {
+	p.eval(`String(location.hash = "#/queues")`)
+	p.wait("the pause button", `!!document.querySelector("button[data-queue=default][data-action=pause]")`)
+	p.click("Pause", "button[data-queue=default][data-action=pause]")
+	p.wait("the paused queue", `!!document.querySelector("[data-paused=default]") && !!document.querySelector("button[data-queue=default][data-action=resume]")`)
+	states, err := s.client.QueueStates(t.Context())
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.True(t, states[0].Paused, "the queue's stored state")
+	p.click("Resume", "button[data-queue=default][data-action=resume]")
+	p.wait("the resumed queue", `!document.querySelector("[data-paused=default]") && !!document.querySelector("button[data-queue=default][data-action=pause]")`)
+	states, err = s.client.QueueStates(t.Context())
+	require.NoError(t, err)
+	require.False(t, states[0].Paused, "the queue's stored state")
+
+	// A job waiting for another shows what it waits for; both are then
+	// deleted through the API, so that the lists keep their counts.
+	dep, err := s.client.Enqueue(t.Context(), mailArgs{To: "first@example.com"}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	waiting, err := s.client.Enqueue(t.Context(), mailArgs{To: "then@example.com"}, &sluice.EnqueueOptions{DependsOn: []string{dep.Job.ID}})
+	require.NoError(t, err)
+	p.eval(`String(location.hash = "#/jobs/` + waiting.Job.ID + `")`)
+	p.wait("what the job waits for", `!!document.querySelector("[data-testid=depends-on]")`)
+	require.Contains(t, p.eval(text(".facts")), "Waits for")
+	require.Contains(t, p.eval(`document.querySelector("[data-testid=depends-on] a").getAttribute("href")`), dep.Job.ID)
+	p.eval(`String(location.hash = "#/queues")`) // the job's page would reload what is deleted
+	p.wait("the queues page", `!!document.querySelector("button[data-queue=default]")`)
+	for _, id := range []string{waiting.Job.ID, dep.Job.ID} {
+		require.Equal(t, "200", p.eval(`(() => { const x = new XMLHttpRequest(); x.open("DELETE", "api/jobs/`+id+`", false); x.send(); return String(x.status); })()`))
+	}
 }
 
 // problems opens a job that does not exist: the API's problem is shown.

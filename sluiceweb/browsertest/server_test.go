@@ -97,6 +97,7 @@ func (fx *fixture) long(ctx context.Context, job *sluice.Job[longArgs]) error {
 type enqueuer interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
 	GetSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // server is a dashboard served over a client with the fixture's workers.

@@ -56,6 +56,8 @@ func NewRow(j *driver.JobInsert) *driver.JobRow {
 		UniqueKey:  j.UniqueKey,
 		Tags:       cloneTags(j.Tags),
 		Metadata:   bytes.Clone(j.Metadata),
+		DependsOn:  cloneTags(j.DependsOn),
+		Waiting:    len(j.DependsOn) > 0,
 	}
 }
 
@@ -77,6 +79,10 @@ func SplitInsert(jobs []*driver.JobInsert) (results []driver.JobInsertResult, pl
 		if j == nil {
 			return nil, nil, nil, fmt.Errorf("job %d is nil", i)
 		}
+		if len(j.DependsOn) > 0 && !j.OnDependencyFailure.Valid() {
+			return nil, nil, nil, fmt.Errorf("job %d: dependency policy %q is not %q or %q", i,
+				j.OnDependencyFailure, driver.DependencyCancel, driver.DependencyRun)
+		}
 		if j.UniqueKey == "" {
 			results[i].Job = NewRow(j)
 			plain = append(plain, j)
@@ -85,4 +91,42 @@ func SplitInsert(jobs []*driver.JobInsert) (results []driver.JobInsertResult, pl
 		}
 	}
 	return results, plain, unique, nil
+}
+
+// Waits returns the indexes of the jobs that wait for others.
+func Waits(jobs []*driver.JobInsert) []int {
+	var waits []int
+	for i, j := range jobs {
+		if len(j.DependsOn) > 0 {
+			waits = append(waits, i)
+		}
+	}
+	return waits
+}
+
+// MarkWaiting marks, among results, the rows of the waiting jobs (waits,
+// as Waits returns them) that were inserted rather than found live: a row
+// read back before its job was stored waiting.
+func MarkWaiting(results []driver.JobInsertResult, jobs []*driver.JobInsert, waits []int) {
+	for _, i := range waits {
+		if r := results[i]; r.Job != nil && !r.Duplicate {
+			r.Job.DependsOn, r.Job.Waiting = cloneTags(jobs[i].DependsOn), true
+			r.Job.RunAt = Stored(jobs[i].RunAt)
+		}
+	}
+}
+
+// Settle says what becomes of a waiting job of the given policy with n
+// dependencies, of which done completed and failed failed for good, were
+// cancelled or are gone: released, cancelled, or neither (it waits on).
+func Settle(policy driver.DependencyPolicy, n, done, failed int) (release, cancel bool) {
+	switch {
+	case done == n:
+		return true, false
+	case failed > 0 && policy == driver.DependencyCancel:
+		return false, true
+	case failed > 0 && done+failed == n:
+		return true, false
+	}
+	return false, false
 }

@@ -118,6 +118,8 @@ type target struct {
 	db     *sql.DB
 	// produce enqueues jobs through the test's client.
 	produce func(ctx context.Context, p faultjob.Producer) error
+	// client is the test's client, for what produce does not do.
+	client testClient
 	// pg only: the database's name and an admin pool on it.
 	dbName string
 	pool   *pgxpool.Pool
@@ -189,7 +191,17 @@ func newSQLiteTarget(t *testing.T) *target {
 		driver: "sqlite", args: []string{"-sqlite", path}, db: db, known: map[string]bool{},
 		dueNow:  `run_at <= CAST(unixepoch('subsec') * 1000000 AS INTEGER)`,
 		produce: func(ctx context.Context, p faultjob.Producer) error { return faultjob.Produce(ctx, c, st, p) },
+		client:  c,
 	}
+}
+
+// testClient is what a scenario uses of the test's client, whatever its
+// transaction type.
+type testClient interface {
+	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
+	PauseQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	SetQueueLimits(ctx context.Context, queue string, l sluice.QueueLimits) (*sluice.QueueState, error)
 }
 
 // newPGTarget creates a database of the scenario's own on the test server,
@@ -240,6 +252,7 @@ func newPGTarget(t *testing.T) *target {
 		driver: "pg", args: []string{"-url", dbURL}, db: db, dbName: name, pool: pool, url: dbURL,
 		known: map[string]bool{}, dueNow: `run_at <= now()`,
 		produce: func(ctx context.Context, p faultjob.Producer) error { return faultjob.Produce(ctx, c, st, p) },
+		client:  c,
 	}
 }
 

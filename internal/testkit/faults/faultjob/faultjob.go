@@ -20,8 +20,10 @@ const AppName = "sluice_faultworker"
 
 // EffectsDDL creates the business table: one row per effect, with no unique
 // key on job_id, so that a job whose effect committed twice shows twice.
-// done_at is the worker's clock in Unix microseconds.
-const EffectsDDL = `CREATE TABLE IF NOT EXISTS fault_effects (job_id TEXT NOT NULL, done_at BIGINT NOT NULL)`
+// started_at is when the worker began the job, done_at when it wrote the
+// effect, both on the worker's clock in Unix microseconds.
+const EffectsDDL = `CREATE TABLE IF NOT EXISTS fault_effects (job_id TEXT NOT NULL, done_at BIGINT NOT NULL,
+	started_at BIGINT NOT NULL)`
 
 // Args are the arguments of a fault job.
 type Args struct {
@@ -43,7 +45,7 @@ type Store[TTx any] struct {
 	Rollback func(ctx context.Context, tx TTx) error
 	// Exec runs a statement in tx.
 	Exec func(ctx context.Context, tx TTx, query string, args ...any) error
-	// Placeholder is the driver's "$1, $2" or "?, ?".
+	// Placeholder is the driver's "$1, $2, $3" or "?, ?, ?".
 	Placeholder string
 	// WorkInTx makes a job's work happen inside its transaction, so that a
 	// fault during the work leaves an open transaction behind. SQLite, whose
@@ -61,6 +63,7 @@ type Worker[TTx any] struct {
 
 // Work implements sluice.Worker.
 func (w *Worker[TTx]) Work(ctx context.Context, job *sluice.Job[Args]) error {
+	start := time.Now().UnixMicro()
 	if !w.Store.WorkInTx {
 		if err := sleep(ctx, w.Delay); err != nil {
 			return err
@@ -76,8 +79,8 @@ func (w *Worker[TTx]) Work(ctx context.Context, job *sluice.Job[Args]) error {
 			return err
 		}
 	}
-	if err := w.Store.Exec(ctx, tx, `INSERT INTO fault_effects (job_id, done_at) VALUES (`+w.Store.Placeholder+`)`,
-		job.ID, time.Now().UnixMicro()); err != nil {
+	if err := w.Store.Exec(ctx, tx, `INSERT INTO fault_effects (job_id, done_at, started_at) VALUES (`+w.Store.Placeholder+`)`,
+		job.ID, time.Now().UnixMicro(), start); err != nil {
 		return err
 	}
 	if err := sluice.ClientFromContext[TTx](ctx).Ack(ctx, tx, job); err != nil {

@@ -99,7 +99,7 @@ func runPostgres(ctx context.Context, o *options) error {
 			_, err := tx.Exec(ctx, query, args...)
 			return err
 		},
-		Placeholder: "$1, $2",
+		Placeholder: "$1, $2, $3",
 		WorkInTx:    true,
 	}
 	return run(ctx, o, pgxdriver.New(pool), st)
@@ -119,7 +119,7 @@ func runSQLite(ctx context.Context, o *options) error {
 			_, err := tx.ExecContext(ctx, query, args...)
 			return err
 		},
-		Placeholder: "?, ?",
+		Placeholder: "?, ?, ?",
 	}
 	return run(ctx, o, sqlitedriver.New(db), st)
 }

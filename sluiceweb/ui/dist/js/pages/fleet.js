@@ -1,22 +1,46 @@
 // Queues and clients: where jobs wait, and the processes that work them.
 import { html, useEffect } from "../vendor/htm-preact.js";
-import { get } from "../api.js";
+import { get, request } from "../api.js";
 import { useResource } from "../live.js";
 import { href } from "../router.js";
 import { num } from "../format.js";
-import { STATUSES, Rel, Problem } from "../ui.js";
+import { STATUSES, Rel, Problem, toast } from "../ui.js";
+
+// limits describes a queue's stored limits, empty when it has none.
+function limits(q) {
+  const parts = [];
+  if (q.max_running) parts.push(`at most ${num(q.max_running)} running`);
+  if (q.rate_limit) parts.push(`${num(q.rate_limit)} per ${q.rate_period_seconds}s`);
+  return parts.join(", ");
+}
+
+// PauseButton pauses or resumes a queue for every client on the database.
+function PauseButton({ q, done }) {
+  const act = q.paused ? "resume" : "pause";
+  const click = async () => {
+    try {
+      await request("POST", "queues/" + encodeURIComponent(q.name) + "/" + act);
+      toast(`Queue ${q.name} ${q.paused ? "resumed" : "paused"}`);
+    } catch (e) {
+      toast(`Cannot ${act} ${q.name}: ${e.message}`, true);
+    }
+    done();
+  };
+  return html`<button type="button" class="btn small" data-queue=${q.name} data-action=${act} onClick=${click}
+    title=${q.paused ? "Clients start its jobs again" : "No client starts its jobs; running ones finish"}>${q.paused ? "Resume" : "Pause"}</button>`;
+}
 
 export function Queues() {
   const res = useResource(() => get("queues"), [], () => true, 1500);
   const items = (res.data && res.data.items) || [];
   return html`
     <div class="page-head"><div><h1>Queues</h1>
-      <div class="sub">Each queue's jobs by status, and the clients online that work it.</div></div></div>
+      <div class="sub">Each queue's jobs by status, the clients online that work it, and its flow control.</div></div></div>
     <${Problem} error=${res.error} what="Listing queues" />
     <section class="panel" aria-label="Queues">
       ${res.data && !items.length ? html`<div class="empty">No queue has jobs or workers.</div>` : html`<div class="table-wrap"><table>
         <thead><tr><th scope="col">Queue</th>${STATUSES.map((s) => html`<th scope="col" class=${"num" + (s === "completed" || s === "cancelled" ? " hide-sm" : "")}>${s}</th>`)}
-          <th scope="col" class="num">Clients</th><th scope="col" class="num">Workers</th></tr></thead>
+          <th scope="col" class="num">Clients</th><th scope="col" class="num">Workers</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>${items.map((q) => html`<tr>
           <td><a href=${href("/jobs", { queues: q.name })}><strong>${q.name}</strong></a></td>
           ${STATUSES.map((s) => html`<td class=${"num" + (s === "completed" || s === "cancelled" ? " hide-sm" : "")}>${q.counts[s]
@@ -25,6 +49,9 @@ export function Queues() {
           <td class="num">${q.clients ? num(q.clients) : html`<span class=${q.counts.pending ? "s-failed" : "faint"} style="color:var(--c)"
             title=${q.counts.pending ? "jobs wait and no client online works this queue" : ""}>0</span>`}</td>
           <td class="num">${num(q.workers)}</td>
+          <td>${q.paused ? html`<span class="tag s-failed" style="color:var(--c)" data-paused=${q.name}>paused</span>` : html`<span class="faint">running</span>`}
+            ${limits(q) && html` <span class="muted" style="font-size:12.5px">${limits(q)}</span>`}</td>
+          <td><${PauseButton} q=${q} done=${res.reload} /></td>
         </tr>`)}</tbody></table></div>`}
     </section>`;
 }

@@ -183,6 +183,8 @@ function Facts({ job }) {
     !isZero(job.locked_until) && ["Lease until", html`<${Rel} t=${job.locked_until} />`],
     job.unique_key && ["Unique key", html`<a class="mono" href=${"#/jobs?unique_key=" + encodeURIComponent(job.unique_key)}>${job.unique_key}</a>`],
     job.tags && job.tags.length && ["Tags", job.tags.map((t) => html`<a class="tag" href=${"#/jobs?tags=" + encodeURIComponent(t)}>${t}</a>`)],
+    job.depends_on && job.depends_on.length && [job.waiting ? "Waits for" : "Depended on",
+      html`<span data-testid="depends-on">${job.depends_on.map((id) => html`<a class="mono" href=${"#/jobs/" + encodeURIComponent(id)}>${id.slice(0, 8)}…${id.slice(-4)}</a> `)}</span>`],
   ].filter(Boolean);
   return html`<div class="stack">
     <${Panel} title="Details"><dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl><//>

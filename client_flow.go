@@ -1,0 +1,251 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sluicehq/sluice/driver"
+)
+
+// QueueState is the flow control stored for one queue, shared by every
+// client on the database: whether it is paused, and its limits. A queue
+// without a stored state runs unlimited.
+type QueueState = driver.QueueState
+
+// DependencyPolicy says what a job enqueued with
+// EnqueueOptions.DependsOn does when one of its dependencies fails for
+// good, is cancelled or is deleted.
+type DependencyPolicy = driver.DependencyPolicy
+
+// The dependency policies.
+const (
+	// DependencyCancel cancels the waiting job, with an error naming the
+	// dependency. The default.
+	DependencyCancel = driver.DependencyCancel
+	// DependencyRun runs the waiting job anyway, once every dependency
+	// is final (completed, failed or cancelled) or gone.
+	DependencyRun = driver.DependencyRun
+)
+
+// MaxDependencies is how many jobs one job may depend on.
+const MaxDependencies = 100
+
+// QueueLimits are the limits of a queue, shared by every client on the
+// database (see SetQueueLimits). A zero field means no limit.
+type QueueLimits struct {
+	// MaxRunning is how many of the queue's jobs may run at once, across
+	// every client, whatever each client's MaxWorkers.
+	MaxRunning int
+	// RateLimit is how many of the queue's jobs may start per
+	// RatePeriod, across every client; RatePeriod must be set with it.
+	RateLimit  int
+	RatePeriod time.Duration
+}
+
+// PauseQueue pauses queue in every client on the database: within a poll
+// interval (at once in this client), no client starts a job of the queue;
+// jobs already running finish. Enqueueing into a paused queue works as
+// usual. It returns the queue's state.
+func (c *Client[TTx]) PauseQueue(ctx context.Context, queue string) (*QueueState, error) {
+	return c.setQueue(ctx, "pause queue", queue, func(p *driver.QueueStateSetParams) error {
+		paused := true
+		p.Paused = &paused
+		return nil
+	})
+}
+
+// ResumeQueue resumes a paused queue in every client on the database, and
+// returns the queue's state. Resuming a queue that is not paused changes
+// nothing but its state's UpdatedAt.
+func (c *Client[TTx]) ResumeQueue(ctx context.Context, queue string) (*QueueState, error) {
+	st, err := c.setQueue(ctx, "resume queue", queue, func(p *driver.QueueStateSetParams) error {
+		paused := false
+		p.Paused = &paused
+		return nil
+	})
+	if r := c.run.Load(); err == nil && r != nil {
+		r.wake(queue, true)
+	}
+	return st, err
+}
+
+// SetQueueLimits sets the limits of queue for every client on the
+// database, replacing any it had, and returns the queue's state. Every
+// client reads the queue states once a poll interval (this one at once),
+// and from then on the limits hold across processes: on Postgres the
+// claims of a limited queue take turns on a row lock, so two clients
+// cannot both take the last free slot; SQLite writes one transaction at a
+// time. A changed rate limit
+// starts a new window at the next claim. Limits that are negative, or a
+// RateLimit without a RatePeriod, return an *OptionsError and change
+// nothing.
+func (c *Client[TTx]) SetQueueLimits(ctx context.Context, queue string, l QueueLimits) (*QueueState, error) {
+	return c.setQueue(ctx, "set queue limits", queue, func(p *driver.QueueStateSetParams) error {
+		switch {
+		case l.MaxRunning < 0 || l.MaxRunning > math.MaxInt32:
+			return &OptionsError{Field: "MaxRunning", Reason: "must be between 0 and 2^31-1"}
+		case l.RateLimit < 0 || l.RateLimit > math.MaxInt32:
+			return &OptionsError{Field: "RateLimit", Reason: "must be between 0 and 2^31-1"}
+		case l.RateLimit > 0 && l.RatePeriod < time.Millisecond:
+			return &OptionsError{Field: "RatePeriod", Reason: "must be at least 1ms with a RateLimit"}
+		case l.RateLimit == 0 && l.RatePeriod != 0:
+			return &OptionsError{Field: "RatePeriod", Reason: "set without a RateLimit"}
+		}
+		p.MaxRunning = &l.MaxRunning
+		p.Rate = &driver.QueueRate{Limit: l.RateLimit, Period: l.RatePeriod}
+		return nil
+	})
+}
+
+// QueueStates returns the stored state of every queue that has one, sorted
+// by queue: the paused queues and those with limits.
+func (c *Client[TTx]) QueueStates(ctx context.Context) ([]*QueueState, error) {
+	states, err := c.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("queue states: %w", err)
+	}
+	return states, nil
+}
+
+// setQueue validates queue, lets set fill in the change, and stores it.
+func (c *Client[TTx]) setQueue(ctx context.Context, op, queue string, set func(p *driver.QueueStateSetParams) error) (*QueueState, error) {
+	if !queueNameRE.MatchString(queue) {
+		return nil, fmt.Errorf("%s: %w", op, &OptionsError{Field: "queue",
+			Reason: fmt.Sprintf("%q: queue names are 1 to 128 letters, digits, or _ . : -", queue)})
+	}
+	p := &driver.QueueStateSetParams{Queue: queue, Now: c.now()}
+	if err := set(p); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, queue, err)
+	}
+	st, err := c.exec.QueueStateSet(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, queue, err)
+	}
+	if r := c.run.Load(); r != nil {
+		r.noteFlow(queue)
+	}
+	return st, nil
+}
+
+// checkDependencies validates the dependencies of an enqueue and returns
+// them without repeats, and the policy.
+func checkDependencies(deps []string, policy DependencyPolicy) ([]string, DependencyPolicy, error) {
+	if len(deps) == 0 {
+		if policy != "" {
+			return nil, "", &OptionsError{Field: "OnDependencyFailure", Reason: "set without DependsOn"}
+		}
+		return nil, "", nil
+	}
+	if policy == "" {
+		policy = DependencyCancel
+	}
+	if !policy.Valid() {
+		return nil, "", &OptionsError{Field: "OnDependencyFailure",
+			Reason: fmt.Sprintf("%q is not %q or %q", policy, DependencyCancel, DependencyRun)}
+	}
+	out := make([]string, 0, len(deps))
+	for _, id := range deps {
+		u, err := uuid.Parse(id)
+		if err != nil || len(id) != 36 {
+			return nil, "", &OptionsError{Field: "DependsOn", Reason: fmt.Sprintf("%q is not a job ID", id)}
+		}
+		id = strings.ToLower(u.String())
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) > MaxDependencies {
+		return nil, "", &OptionsError{Field: "DependsOn", Reason: fmt.Sprintf("more than %d jobs", MaxDependencies)}
+	}
+	return out, policy, nil
+}
+
+// releaseLimit is the most waiting jobs one pass of the release loop
+// settles.
+const releaseLimit = 500
+
+// minFlowInterval is the shortest interval of the flow loop (which reads
+// the queue states and releases waiting jobs), which otherwise runs once a
+// poll interval: a very short PollInterval must not make every client
+// read them thousands of times a second.
+const minFlowInterval = 50 * time.Millisecond
+
+// flowState is what a run knows of the queue states: the queues that have
+// one, whose claims must obey it. A nil *flowState (none read yet, or the
+// last read failed) makes every claim obey the state, which is always
+// right, only dearer.
+type flowState struct {
+	queues map[string]bool
+}
+
+// readFlow reads the queue states, for the claims that follow.
+func (r *run) readFlow(ctx context.Context) {
+	states, err := r.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("sluice: cannot read the queue states; claims obey them all", "error", err)
+		}
+		r.flow.Store(nil)
+		return
+	}
+	fs := &flowState{queues: make(map[string]bool, len(states))}
+	for _, s := range states {
+		fs.queues[s.Queue] = true
+	}
+	r.flow.Store(fs)
+}
+
+// flowFor reports whether claims of queue must obey its stored state.
+func (r *run) flowFor(queue string) bool {
+	fs := r.flow.Load()
+	return fs == nil || fs.queues[queue]
+}
+
+// noteFlow makes the run's claims of queue obey its state from now on,
+// for a state this client just stored.
+func (r *run) noteFlow(queue string) {
+	for {
+		old := r.flow.Load()
+		if old == nil || old.queues[queue] {
+			return
+		}
+		fs := &flowState{queues: make(map[string]bool, len(old.queues)+1)}
+		for q := range old.queues {
+			fs.queues[q] = true
+		}
+		fs.queues[queue] = true
+		if r.flow.CompareAndSwap(old, fs) {
+			return
+		}
+	}
+}
+
+// releaseWaiting settles the waiting jobs whose dependencies allow it,
+// pass after pass while passes find a full batch, and wakes the queues of
+// the jobs released.
+func (r *run) releaseWaiting(ctx context.Context) {
+	for ctx.Err() == nil {
+		rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit})
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				r.cfg.Logger.Warn("sluice: cannot release waiting jobs", "error", err)
+			}
+			return
+		}
+		for _, row := range rows {
+			if row.Status == StatusPending {
+				r.wake(row.Queue, true)
+			}
+		}
+		if len(rows) < releaseLimit {
+			return
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package pgxdriver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
+)
+
+// queuesTable is the qualified, quoted table of queue states.
+func (d *Driver) queuesTable() string { return d.ident(d.table + "_queues") }
+
+const (
+	// queueColumns are the columns scanQueueState reads.
+	queueColumns = `queue, paused, coalesce(max_running, 0), coalesce(rate_limit, 0), coalesce(rate_period, 0), updated_at`
+
+	// queueSetSQL: $1 queue, $2 paused (NULL to keep), $3 max_running
+	// (NULL to keep, 0 to remove), $4 rate_limit and $5 rate_period
+	// (NULL to keep, a limit of 0 to remove), $6 now. A changed rate
+	// limit starts a new window at the next claim.
+	queueSetSQL = `INSERT INTO {q} AS s (queue, paused, max_running, rate_limit, rate_period, updated_at)
+VALUES ($1, coalesce($2::boolean, false), nullif($3::int, 0), nullif($4::int, 0),
+	CASE WHEN coalesce($4::int, 0) = 0 THEN NULL ELSE $5::bigint END, $6)
+ON CONFLICT (queue) DO UPDATE SET
+	paused = coalesce($2::boolean, s.paused),
+	max_running = CASE WHEN $3::int IS NULL THEN s.max_running ELSE nullif($3::int, 0) END,
+	rate_limit = CASE WHEN $4::int IS NULL THEN s.rate_limit ELSE nullif($4::int, 0) END,
+	rate_period = CASE WHEN $4::int IS NULL THEN s.rate_period WHEN $4::int = 0 THEN NULL ELSE $5::bigint END,
+	window_start = CASE WHEN $4::int IS NULL THEN s.window_start END,
+	window_count = CASE WHEN $4::int IS NULL THEN s.window_count ELSE 0 END,
+	updated_at = $6
+RETURNING ` + queueColumns
+
+	queueListSQL = `SELECT ` + queueColumns + ` FROM {q} ORDER BY queue`
+
+	// claimLockSQL: $1 queue. It locks the queue's state row when the
+	// queue has a limit, so that claimers of a limited queue take turns:
+	// each counts, in a statement that starts after it holds the lock,
+	// what the one before claimed. A queue without one locks nothing.
+	claimLockSQL = `SELECT FROM {q} WHERE queue = $1 AND (max_running IS NOT NULL OR rate_limit IS NOT NULL) FOR UPDATE`
+
+	// claimLockLazySQL is claimLockSQL and the settings of lazy in one
+	// statement, which a claim on the pool sends before the claim itself.
+	claimLockLazySQL = `WITH locked AS (` + claimLockSQL + `)
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true),
+	(SELECT count(*) FROM locked)`
+
+	// claimRoomSQL is the most jobs a claim of queue $4, at most $6, may
+	// take at $3 under the queue's state: none while paused, what is
+	// left of max_running, what is left of the rate window. The count
+	// of processing jobs walks the lease index and runs only for a queue
+	// with max_running.
+	claimRoomSQL = `coalesce((SELECT CASE WHEN s.paused THEN 0 ELSE least($6,
+		CASE WHEN s.max_running IS NULL THEN $6 ELSE greatest(0, s.max_running - (SELECT count(*) FROM {t} AS r
+			WHERE r.locked_until IS NOT NULL AND r.status = 'processing' AND r.queue = $4)) END,
+		CASE WHEN s.rate_limit IS NULL THEN $6
+			WHEN s.window_start IS NULL OR s.window_start + s.rate_period * interval '1 microsecond' <= $3 THEN s.rate_limit
+			ELSE greatest(0, s.rate_limit - s.window_count) END) END
+	FROM {q} AS s WHERE s.queue = $4), $6)`
+
+	// claimWindowSQL counts the jobs claimed (the rows of claimed) in the
+	// rate window of queue $4, starting a new window at $3 when the last
+	// one has ended.
+	claimWindowSQL = `UPDATE {q} AS s SET
+	window_start = CASE WHEN s.window_start IS NULL OR s.window_start + s.rate_period * interval '1 microsecond' <= $3
+		THEN $3 ELSE s.window_start END,
+	window_count = CASE WHEN s.window_start IS NULL OR s.window_start + s.rate_period * interval '1 microsecond' <= $3
+		THEN 0 ELSE s.window_count END + (SELECT count(*) FROM claimed)
+WHERE s.queue = $4 AND s.rate_limit IS NOT NULL AND EXISTS (SELECT FROM claimed)`
+
+	// waitSQL stores the jobs $1 waiting: $2 their dependencies (JSON
+	// arrays), $3 their policies.
+	waitSQL = `UPDATE {t} AS j SET depends_on = u.deps::jsonb, wait_policy = u.policy, wait_run_at = j.run_at, run_at = $4
+FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, deps, policy)
+WHERE j.id = u.id`
+
+	// waitingSQL reads up to $1 waiting jobs, locked, with what their
+	// dependencies are: for each, the number of dependencies completed,
+	// and the first (by ID) that is failed, cancelled or gone, with its
+	// status (NULL when gone).
+	waitingSQL = `SELECT w.id, w.wait_policy, count(*),
+	count(*) FILTER (WHERE d.status = 'completed'),
+	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
+	min(dep.id) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
+FROM (SELECT id, wait_policy, depends_on FROM {t}
+	WHERE wait_policy IS NOT NULL AND status = 'pending' ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) AS w
+CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
+LEFT JOIN {t} AS d ON d.id = dep.id::uuid
+GROUP BY w.id, w.wait_policy`
+
+	// depStatusSQL: the status of the job $1.
+	depStatusSQL = `SELECT status FROM {t} WHERE id = $1`
+
+	// releaseSQL releases the waiting jobs $1.
+	releaseSQL = `UPDATE {t} AS j SET run_at = j.wait_run_at, wait_policy = NULL, wait_run_at = NULL
+WHERE j.id = ANY($1::uuid[]) AND j.wait_policy IS NOT NULL AND j.status = 'pending'
+RETURNING {cols}`
+
+	// releaseCancelSQL cancels the waiting jobs $1 at $2, each with its
+	// error in $3 (JSON).
+	releaseCancelSQL = `UPDATE {t} AS j SET status = 'cancelled', finalized_at = $2, run_at = j.wait_run_at,
+	wait_policy = NULL, wait_run_at = NULL, errors = {finalizeErrors}
+FROM unnest($1::uuid[], $3::text[]) AS i(id, error)
+WHERE j.id = i.id AND j.wait_policy IS NOT NULL AND j.status = 'pending'
+RETURNING {cols}`
+)
+
+// storeWaits stores the waiting jobs among jobs (waits, their indexes) as
+// waiting, in db, and marks their results so.
+func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobInsert, waits []int,
+	results []driver.JobInsertResult) error {
+	if len(waits) == 0 {
+		return nil
+	}
+	ids := make([]pgtype.UUID, len(waits))
+	deps, policies := make([]string, len(waits)), make([]string, len(waits))
+	for n, i := range waits {
+		j := jobs[i]
+		for _, dep := range j.DependsOn {
+			if _, ok := parseUUID(dep); !ok {
+				return fmt.Errorf("job %s: dependency %q is not a UUID", j.ID, dep)
+			}
+		}
+		b, err := json.Marshal(j.DependsOn)
+		if err != nil {
+			return err
+		}
+		ids[n], _ = parseUUID(j.ID)
+		deps[n], policies[n] = string(b), string(j.OnDependencyFailure)
+	}
+	if _, err := db.Exec(ctx, e.d.fillFlow(waitSQL), ids, deps, policies, driver.WaitingRunAt); err != nil {
+		return err
+	}
+	rowcodec.MarkWaiting(results, jobs, waits)
+	return nil
+}
+
+// fillFlow fills in the tables of a flow statement.
+func (d *Driver) fillFlow(query string) string {
+	return d.q.flowReplacer.Replace(query)
+}
+
+// QueueStateSet changes a queue's state with one upsert.
+func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetParams) (*driver.QueueState, error) {
+	const op = "queue state set"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: queue state set: nil params")
+	}
+	var limit, period *int64
+	if p.Rate != nil {
+		l, per := int64(p.Rate.Limit), p.Rate.Period.Microseconds()
+		limit, period = &l, &per
+	}
+	var maxRunning *int64
+	if p.MaxRunning != nil {
+		m := int64(*p.MaxRunning)
+		maxRunning = &m
+	}
+	s, err := scanQueueState(e.db.QueryRow(ctx, e.d.fillFlow(queueSetSQL), p.Queue, p.Paused, maxRunning, limit, period, p.Now))
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return s, nil
+}
+
+// QueueStateList reads every queue state.
+func (e *executor) QueueStateList(ctx context.Context, p *driver.QueueStateListParams) ([]*driver.QueueState, error) {
+	const op = "queue state list"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	rows, err := e.db.Query(ctx, e.d.fillFlow(queueListSQL))
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	states := []*driver.QueueState{}
+	for rows.Next() {
+		s, err := scanQueueState(rows)
+		if err != nil {
+			rows.Close()
+			return nil, wrapErr(ctx, op, err)
+		}
+		states = append(states, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return states, nil
+}
+
+func scanQueueState(row pgx.Row) (*driver.QueueState, error) {
+	var (
+		s      driver.QueueState
+		period int64
+	)
+	if err := row.Scan(&s.Queue, &s.Paused, &s.MaxRunning, &s.RateLimit, &period, &s.UpdatedAt); err != nil {
+		return nil, err
+	}
+	s.RatePeriod = time.Duration(period) * time.Microsecond
+	s.UpdatedAt = s.UpdatedAt.UTC()
+	return &s, nil
+}
+
+// JobRelease settles waiting jobs in one transaction: it reads and locks
+// them with what their dependencies are, then releases or cancels those
+// whose dependencies allow it.
+func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
+	const op = "release"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil || p.Limit < 1 {
+		return nil, errors.New("pgxdriver: release: nil params or a limit below 1")
+	}
+	var out []*driver.JobRow
+	err := e.atomic(ctx, func(db dbtx) error {
+		rows, err := db.Query(ctx, e.d.fillFlow(waitingSQL), p.Limit)
+		if err != nil {
+			return err
+		}
+		var (
+			release, cancel []pgtype.UUID
+			errs            []string
+			bad             []pendingBad
+		)
+		for rows.Next() {
+			var (
+				id              pgtype.UUID
+				policy          string
+				n, done, failed int
+				firstBad        pgtype.Text
+			)
+			if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
+				rows.Close()
+				return err
+			}
+			switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
+			case rel:
+				release = append(release, id)
+			case can:
+				bad = append(bad, pendingBad{id, firstBad.String})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, b := range bad {
+			var status string
+			if u, ok := parseUUID(b.dep); ok {
+				err := db.QueryRow(ctx, e.d.fillFlow(depStatusSQL), u).Scan(&status)
+				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+			}
+			msg, err := errorJSON(&driver.AttemptError{At: p.Now, Error: driver.DependencyError(b.dep, driver.JobStatus(status))})
+			if err != nil {
+				return err
+			}
+			cancel, errs = append(cancel, b.id), append(errs, string(msg))
+		}
+		if len(release) > 0 {
+			if out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseSQL), release); err != nil {
+				return err
+			}
+		}
+		if len(cancel) > 0 {
+			out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseCancelSQL), cancel, p.Now, errs)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// appendQueried appends the jobs query returns to jobs.
+func appendQueried(ctx context.Context, db dbtx, jobs []*driver.JobRow, query string, args ...any) ([]*driver.JobRow, error) {
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	more, err := scanRows(rows)
+	return append(jobs, more...), err
+}
+
+// pendingBad is a waiting job to cancel and the dependency that made it.
+type pendingBad struct {
+	id  pgtype.UUID
+	dep string
+}

@@ -1,0 +1,308 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/internal/rowcodec"
+)
+
+// The statements of flow control; {t} is the quoted jobs table, {q} the
+// quoted table of queue states.
+const (
+	queueColumns = `queue, paused, coalesce(max_running, 0), coalesce(rate_limit, 0), coalesce(rate_period, 0), updated_at`
+
+	// queueSetSQL: ?1 queue, ?2 paused (NULL to keep), ?3 max_running
+	// (NULL to keep, 0 to remove), ?4 rate_limit and ?5 rate_period (NULL
+	// to keep, a limit of 0 to remove), ?6 now. A changed rate limit
+	// starts a new window at the next claim.
+	queueSetSQL = `INSERT INTO {q} (queue, paused, max_running, rate_limit, rate_period, updated_at)
+VALUES (?1, coalesce(?2, 0), nullif(?3, 0), nullif(?4, 0), CASE WHEN coalesce(?4, 0) = 0 THEN NULL ELSE ?5 END, ?6)
+ON CONFLICT (queue) DO UPDATE SET
+	paused = coalesce(?2, paused),
+	max_running = CASE WHEN ?3 IS NULL THEN max_running ELSE nullif(?3, 0) END,
+	rate_limit = CASE WHEN ?4 IS NULL THEN rate_limit ELSE nullif(?4, 0) END,
+	rate_period = CASE WHEN ?4 IS NULL THEN rate_period WHEN ?4 = 0 THEN NULL ELSE ?5 END,
+	window_start = CASE WHEN ?4 IS NULL THEN window_start END,
+	window_count = CASE WHEN ?4 IS NULL THEN window_count ELSE 0 END,
+	updated_at = ?6
+RETURNING ` + queueColumns
+
+	queueListSQL = `SELECT ` + queueColumns + ` FROM {q} ORDER BY queue`
+
+	// claimRoomSQL: ?1 queue, ?2 now. The queue's state as a claim needs
+	// it: paused, what is left of max_running (-1 for no limit; the count
+	// of processing jobs walks the lease index and runs only for a queue
+	// with max_running), and what is left of the rate window (-1 for no
+	// limit).
+	claimRoomSQL = `SELECT paused,
+	CASE WHEN max_running IS NULL THEN -1 ELSE max(0, max_running -
+		(SELECT count(*) FROM {t} WHERE locked_until IS NOT NULL AND status = 'processing' AND queue = ?1)) END,
+	CASE WHEN rate_limit IS NULL THEN -1
+		WHEN window_start IS NULL OR window_start + rate_period <= ?2 THEN rate_limit
+		ELSE max(0, rate_limit - window_count) END
+FROM {q} WHERE queue = ?1`
+
+	// claimWindowSQL: ?1 queue, ?2 now, ?3 jobs claimed: counts them in
+	// the queue's rate window, starting a new one when the last has ended.
+	claimWindowSQL = `UPDATE {q} SET
+	window_count = CASE WHEN window_start IS NULL OR window_start + rate_period <= ?2 THEN 0 ELSE window_count END + ?3,
+	window_start = CASE WHEN window_start IS NULL OR window_start + rate_period <= ?2 THEN ?2 ELSE window_start END
+WHERE queue = ?1 AND rate_limit IS NOT NULL`
+
+	// waitSQL: ?1 id, ?2 dependencies (JSON), ?3 policy, ?4 the run_at of
+	// waiting jobs.
+	waitSQL = `UPDATE {t} SET depends_on = ?2, wait_policy = ?3, wait_run_at = run_at, run_at = ?4 WHERE id = ?1`
+
+	// waitingSQL: ?1 limit. Up to ?1 waiting jobs, with what their
+	// dependencies are: for each, the number of dependencies, of those
+	// completed, of those failed, cancelled or gone, and the first of
+	// these (by ID) with its status (NULL when gone).
+	waitingSQL = `SELECT w.id, w.wait_policy, count(*),
+	count(*) FILTER (WHERE d.status = 'completed'),
+	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
+	min(dep.value) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
+FROM (SELECT id, wait_policy, depends_on FROM {t} INDEXED BY {waiting_idx}
+	WHERE wait_policy IS NOT NULL AND status = 'pending' ORDER BY id LIMIT ?1) AS w, json_each(w.depends_on) AS dep
+LEFT JOIN {t} AS d ON d.id = dep.value
+GROUP BY w.id, w.wait_policy`
+
+	depStatusSQL = `SELECT status FROM {t} WHERE id = ?1`
+
+	// releaseSQL: ?1 id.
+	releaseSQL = `UPDATE {t} SET run_at = wait_run_at, wait_policy = NULL, wait_run_at = NULL
+WHERE id = ?1 AND wait_policy IS NOT NULL AND status = 'pending'
+RETURNING ` + columns
+
+	// releaseCancelSQL: ?1 id, ?2 now, ?3 error (JSON).
+	releaseCancelSQL = `UPDATE {t} SET status = 'cancelled', finalized_at = ?2, run_at = wait_run_at,
+	wait_policy = NULL, wait_run_at = NULL, errors = {appendError}
+WHERE id = ?1 AND wait_policy IS NOT NULL AND status = 'pending'
+RETURNING ` + columns
+)
+
+// flowQueries holds the statements of flow control, filled in.
+type flowQueries struct {
+	queueSet, queueList, claimRoom, claimWindow  string
+	wait, waiting, depStatus, release, relCancel string
+}
+
+func newFlowQueries(table string) *flowQueries {
+	r := strings.NewReplacer("{t}", quoteIdent(table), "{q}", quoteIdent(table+"_queues"),
+		"{waiting_idx}", quoteIdent(table+"_waiting_idx"),
+		"{appendError}", strings.ReplaceAll(appendError("?3"), "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept)))
+	return &flowQueries{
+		queueSet: r.Replace(queueSetSQL), queueList: r.Replace(queueListSQL),
+		claimRoom: r.Replace(claimRoomSQL), claimWindow: r.Replace(claimWindowSQL),
+		wait: r.Replace(waitSQL), waiting: r.Replace(waitingSQL), depStatus: r.Replace(depStatusSQL),
+		release: r.Replace(releaseSQL), relCancel: r.Replace(releaseCancelSQL),
+	}
+}
+
+// claimRoom returns how many jobs a claim of p may take under the
+// queue's state, at most p.Limit, and whether the queue has a rate limit
+// whose window the claim must count in.
+func (e *executor) claimRoom(ctx context.Context, r runner, p *driver.JobClaimParams) (limit int, rated bool, err error) {
+	var (
+		paused            bool
+		running, rateLeft int
+	)
+	err = r.queryRow(ctx, e.d.fq.claimRoom, []any{p.Queue, micros(p.Now)}, &paused, &running, &rateLeft)
+	if errors.Is(err, errNoRow) {
+		return p.Limit, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if paused {
+		return 0, false, nil
+	}
+	limit = p.Limit
+	if running >= 0 {
+		limit = min(limit, running)
+	}
+	if rateLeft >= 0 {
+		limit = min(limit, rateLeft)
+	}
+	return limit, rateLeft >= 0, nil
+}
+
+// storeWaits stores the waiting jobs among jobs (waits, their indexes) as
+// waiting, through r, and marks their results so.
+func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobInsert, waits []int,
+	results []driver.JobInsertResult) error {
+	for _, i := range waits {
+		j := jobs[i]
+		b, err := json.Marshal(j.DependsOn)
+		if err != nil {
+			return err
+		}
+		if _, err := r.exec(ctx, e.d.fq.wait, j.ID, string(b), string(j.OnDependencyFailure), micros(driver.WaitingRunAt)); err != nil {
+			return err
+		}
+	}
+	rowcodec.MarkWaiting(results, jobs, waits)
+	return nil
+}
+
+// QueueStateSet changes a queue's state with one upsert.
+func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetParams) (*driver.QueueState, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: queue state set: nil params")
+	}
+	var limit, period, maxRunning any
+	if p.Rate != nil {
+		limit, period = p.Rate.Limit, p.Rate.Period.Microseconds()
+	}
+	if p.MaxRunning != nil {
+		maxRunning = *p.MaxRunning
+	}
+	var paused any
+	if p.Paused != nil {
+		paused = *p.Paused
+	}
+	var s *driver.QueueState
+	err := e.write(ctx, "queue state set", func(r runner) error {
+		rows, err := r.query(ctx, e.d.fq.queueSet, p.Queue, paused, maxRunning, limit, period, micros(p.Now))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			return cmpErr(rows.Err(), errNoRow)
+		}
+		if s, err = scanQueueState(rows); err != nil {
+			return err
+		}
+		return rows.Close()
+	})
+	return s, err
+}
+
+// QueueStateList reads every queue state.
+func (e *executor) QueueStateList(ctx context.Context, p *driver.QueueStateListParams) ([]*driver.QueueState, error) {
+	states := []*driver.QueueState{}
+	err := e.read(ctx, "queue state list", func(r runner) error {
+		rows, err := r.query(ctx, e.d.fq.queueList)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanQueueState(rows)
+			if err != nil {
+				return err
+			}
+			states = append(states, s)
+		}
+		return rows.Err()
+	})
+	return states, err
+}
+
+func scanQueueState(row scanner) (*driver.QueueState, error) {
+	var (
+		s                 driver.QueueState
+		period, updatedAt int64
+	)
+	if err := row.Scan(&s.Queue, &s.Paused, &s.MaxRunning, &s.RateLimit, &period, &updatedAt); err != nil {
+		return nil, err
+	}
+	s.RatePeriod = time.Duration(period) * time.Microsecond
+	s.UpdatedAt = fromMicros(updatedAt)
+	return &s, nil
+}
+
+// JobRelease settles waiting jobs in one transaction: it reads them with
+// what their dependencies are, then releases or cancels those whose
+// dependencies allow it.
+func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
+	if p == nil || p.Limit < 1 {
+		return nil, errors.New("sqlitedriver: release: nil params or a limit below 1")
+	}
+	var out []*driver.JobRow
+	fq := e.d.fq
+	err := e.writeTx(ctx, "release", []string{fq.waiting, fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
+		out = nil
+		release, bad, err := readWaiting(ctx, r, fq.waiting, p.Limit)
+		if err != nil {
+			return err
+		}
+		for _, id := range release {
+			if out, err = appendQueried(ctx, r, out, fq.release, id); err != nil {
+				return err
+			}
+		}
+		for _, b := range bad {
+			var status sql.NullString
+			if err := r.queryRow(ctx, fq.depStatus, []any{b[1]}, &status); err != nil && !errors.Is(err, errNoRow) {
+				return err
+			}
+			msg, err := json.Marshal(driver.AttemptError{At: rowcodec.Stored(p.Now),
+				Error: driver.DependencyError(b[1], driver.JobStatus(status.String))})
+			if err != nil {
+				return err
+			}
+			if out, err = appendQueried(ctx, r, out, fq.relCancel, b[0], micros(p.Now), string(msg)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendQueried appends the jobs query returns, run through r, to jobs.
+func appendQueried(ctx context.Context, r runner, jobs []*driver.JobRow, query string, args ...any) ([]*driver.JobRow, error) {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	more, err := scanRows(rows)
+	return append(jobs, more...), err
+}
+
+// readWaiting reads up to limit waiting jobs and returns those to
+// release, and those to cancel, each with the dependency that made it.
+func readWaiting(ctx context.Context, r runner, query string, limit int) (release []string, bad [][2]string, err error) {
+	rows, err := r.query(ctx, query, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, policy      string
+			n, done, failed int
+			firstBad        sql.NullString
+		)
+		if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
+			return nil, nil, fmt.Errorf("read waiting jobs: %w", err)
+		}
+		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
+		case rel:
+			release = append(release, id)
+		case can:
+			bad = append(bad, [2]string{id, firstBad.String})
+		}
+	}
+	return release, bad, rows.Err()
+}
+
+// cmpErr returns err, or def when err is nil.
+func cmpErr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}
