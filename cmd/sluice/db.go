@@ -105,6 +105,10 @@ type jobs interface {
 	RequeueMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
 	DeleteMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
 	RetryNowMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
+	PauseQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
+	SetQueueLimits(ctx context.Context, queue string, l sluice.QueueLimits) (*sluice.QueueState, error)
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // migratingDriver is a driver that can report its migrations.

@@ -1,6 +1,6 @@
 // Command sluice inspects and manages the jobs of a sluice database from a
 // shell: it migrates the schema, lists, explains and acts on jobs, enqueues
-// them, and serves the dashboard.
+// them, pauses, resumes and limits queues, and serves the dashboard.
 //
 //	go install github.com/sluicehq/sluice/cmd/sluice@latest
 //	sluice --database-url postgres://localhost/app list --status failed
@@ -71,13 +71,14 @@ type command struct {
 
 // commands returns the verbs, in the order the help lists them. Each group
 // of verbs lives in a file of its own (migrate.go, jobs.go, act.go,
-// enqueue.go, ui.go) and adds its entries here.
+// enqueue.go, queue.go, ui.go) and adds its entries here.
 func commands() []command {
 	var cmds []command
 	cmds = append(cmds, migrateCommands()...)
 	cmds = append(cmds, jobCommands()...)
 	cmds = append(cmds, actCommands()...)
 	cmds = append(cmds, enqueueCommands()...)
+	cmds = append(cmds, queueCommands()...)
 	cmds = append(cmds, uiCommands()...)
 	return cmds
 }

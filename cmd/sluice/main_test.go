@@ -60,6 +60,7 @@ type db struct {
 type libClient interface {
 	Get(ctx context.Context, id string) (*sluice.JobRow, error)
 	EnqueueMany(ctx context.Context, params []sluice.EnqueueParams) ([]sluice.EnqueueResult, error)
+	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 }
 
 // failArgs are the arguments of jobs the failing worker fails.
