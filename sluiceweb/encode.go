@@ -87,6 +87,19 @@ func appendEnqueueResponse(b []byte, res enqueueResponse) (_ []byte, ok bool) {
 			return nil, false
 		}
 	}
+	if len(j.DependsOn) > 0 {
+		b = append(b, `,"depends_on":[`...)
+		for i, id := range j.DependsOn {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = driver.AppendJSONString(b, id)
+		}
+		b = append(b, ']')
+	}
+	if j.Waiting {
+		b = append(b, `,"waiting":true`...)
+	}
 	b = append(b, `},"duplicate":`...)
 	b = strconv.AppendBool(b, res.Duplicate)
 	return append(b, '}'), true

@@ -32,6 +32,9 @@ func FuzzEnqueueResponse(f *testing.F) {
 		if tags != "" {
 			row.Tags = strings.Split(tags, ",")
 		}
+		if dup && extra%2 == 0 {
+			row.DependsOn, row.Waiting = []string{id, by}, extra%3 == 0
+		}
 		switch (extra%4 + 4) % 4 {
 		case 1:
 			row.AttemptedAt, row.AttemptedBy, row.LockedBy, row.LockedUntil = at, by, by, at.Add(time.Minute)
@@ -58,10 +61,17 @@ func TestEnqueueResponseFastPath(t *testing.T) {
 	row := &sluice.JobRow{ID: "0193b4f0-0000-7000-8000-000000000001", Topic: "mail", Queue: "default",
 		Payload: json.RawMessage(`{"to":"a@b.c","n":1}`), Status: sluice.StatusPending, MaxRetries: 25,
 		RunAt: now, CreatedAt: now, Tags: []string{"x"}, Metadata: json.RawMessage(`{"k":"v"}`)}
-	res := enqueueResponse{Job: row}
-	got, ok := appendEnqueueResponse(nil, res)
-	require.True(t, ok)
-	want, err := json.Marshal(res)
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got))
+	after := *row
+	after.DependsOn = []string{"0193b4f0-0000-7000-8000-000000000002", "0193b4f0-0000-7000-8000-000000000003"}
+	waiting := after
+	waiting.Waiting = true
+	// A new job, one that waited for others, and one that waits.
+	for _, j := range []*sluice.JobRow{row, &after, &waiting} {
+		res := enqueueResponse{Job: j}
+		got, ok := appendEnqueueResponse(nil, res)
+		require.True(t, ok)
+		want, err := json.Marshal(res)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
 }
