@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb"
 )
 
 // bind sets $jobs in vm. Its functions run on vm's goroutine, the one
@@ -77,7 +78,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		if err != nil {
 			throw(vm, "stats", err)
 		}
-		return fromJSON(vm, statsOf(st, time.Duration(f.Bucket)))
+		return fromJSON(vm, sluiceweb.NewStatsResponse(st, time.Duration(f.Bucket)))
 	})
 	act := func(name string, do func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error)) {
 		set(name, func(call goja.FunctionCall) goja.Value {
@@ -250,40 +251,6 @@ type listJSON struct {
 	Items      []*jsJob `json:"items"`
 	Total      int      `json:"total"`
 	NextCursor string   `json:"next_cursor,omitempty"`
-}
-
-// statsJSON is what $jobs.stats returns, as GET /api/jobs/stats answers.
-type statsJSON struct {
-	Total         int                                 `json:"total"`
-	ByStatus      map[sluice.JobStatus]int            `json:"by_status"`
-	ByTopic       map[string]map[sluice.JobStatus]int `json:"by_topic"`
-	ByQueue       map[string]map[sluice.JobStatus]int `json:"by_queue"`
-	WindowSeconds float64                             `json:"window_seconds"`
-	Completed     int                                 `json:"completed"`
-	Failed        int                                 `json:"failed"`
-	SuccessRate   float64                             `json:"success_rate"`
-	AvgDurationMS float64                             `json:"avg_duration_ms"`
-	P95DurationMS float64                             `json:"p95_duration_ms"`
-	BucketSeconds float64                             `json:"bucket_seconds,omitempty"`
-	Series        []jsStatsPoint                      `json:"series,omitempty"`
-}
-
-// jsStatsPoint is one bucket of $jobs.stats' series.
-type jsStatsPoint struct {
-	Start     time.Time `json:"start"`
-	Completed int       `json:"completed"`
-	Failed    int       `json:"failed"`
-}
-
-func statsOf(st *sluice.Stats, bucket time.Duration) statsJSON {
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	out := statsJSON{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
-		WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed, SuccessRate: st.SuccessRate,
-		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), BucketSeconds: bucket.Seconds()}
-	for _, p := range st.Series {
-		out.Series = append(out.Series, jsStatsPoint{Start: p.Start, Completed: p.Completed, Failed: p.Failed})
-	}
-	return out
 }
 
 // jsEnqueueOptions are the options of $jobs.enqueue, named as the JS SDK

@@ -12,8 +12,11 @@ import (
 // series when the request names none.
 const DefaultStatsBucket = time.Minute
 
-// statsResponse answers GET api/jobs/stats.
-type statsResponse struct {
+// StatsResponse is the answer of GET api/jobs/stats: the counts and
+// outcomes of sluice.Stats, with durations in milliseconds and windows in
+// seconds. The sluice command's stats --json and PocketBase's $jobs.stats
+// answer in this shape too.
+type StatsResponse struct {
 	Total         int                                 `json:"total"`
 	ByStatus      map[sluice.JobStatus]int            `json:"by_status"`
 	ByTopic       map[string]map[sluice.JobStatus]int `json:"by_topic"`
@@ -25,14 +28,27 @@ type statsResponse struct {
 	AvgDurationMS float64                             `json:"avg_duration_ms"`
 	P95DurationMS float64                             `json:"p95_duration_ms"`
 	BucketSeconds float64                             `json:"bucket_seconds"`
-	Series        []pointJSON                         `json:"series"`
+	Series        []StatsPoint                        `json:"series"`
 }
 
-// pointJSON is one bucket of the series.
-type pointJSON struct {
+// StatsPoint is one bucket of StatsResponse.Series.
+type StatsPoint struct {
 	Start     time.Time `json:"start"`
 	Completed int       `json:"completed"`
 	Failed    int       `json:"failed"`
+}
+
+// NewStatsResponse returns st in the shape of GET api/jobs/stats; bucket
+// is the width of the series' points that st was read with.
+func NewStatsResponse(st *sluice.Stats, bucket time.Duration) *StatsResponse {
+	res := &StatsResponse{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
+		WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed, SuccessRate: st.SuccessRate,
+		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), BucketSeconds: bucket.Seconds(),
+		Series: make([]StatsPoint, len(st.Series))}
+	for i, p := range st.Series {
+		res.Series[i] = StatsPoint{Start: p.Start, Completed: p.Completed, Failed: p.Failed}
+	}
+	return res
 }
 
 // stats serves GET api/jobs/stats: counts by status, topic and queue, and
@@ -60,14 +76,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res := statsResponse{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic, ByQueue: st.ByQueue,
-		WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed, SuccessRate: st.SuccessRate,
-		AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration), BucketSeconds: f.Bucket.Seconds(),
-		Series: make([]pointJSON, len(st.Series))}
-	for i, p := range st.Series {
-		res.Series[i] = pointJSON{Start: p.Start, Completed: p.Completed, Failed: p.Failed}
-	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, NewStatsResponse(st, f.Bucket))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb"
 )
 
 func jobCommands() []command {
@@ -217,21 +218,6 @@ func firstLine(s string) string {
 	return line
 }
 
-// statsJSON is stats' --json output, in the shape of sluiceweb's
-// GET api/jobs/stats.
-type statsJSON struct {
-	Total         int                                 `json:"total"`
-	ByStatus      map[sluice.JobStatus]int            `json:"by_status"`
-	ByTopic       map[string]map[sluice.JobStatus]int `json:"by_topic"`
-	ByQueue       map[string]map[sluice.JobStatus]int `json:"by_queue"`
-	WindowSeconds float64                             `json:"window_seconds"`
-	Completed     int                                 `json:"completed"`
-	Failed        int                                 `json:"failed"`
-	SuccessRate   float64                             `json:"success_rate"`
-	AvgDurationMS float64                             `json:"avg_duration_ms"`
-	P95DurationMS float64                             `json:"p95_duration_ms"`
-}
-
 var statuses = []sluice.JobStatus{sluice.StatusPending, sluice.StatusProcessing, sluice.StatusCompleted,
 	sluice.StatusFailed, sluice.StatusCancelled}
 
@@ -256,10 +242,7 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if c.json {
-		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-		return writeJSON(c.out(), statsJSON{Total: st.Total, ByStatus: st.ByStatus, ByTopic: st.ByTopic,
-			ByQueue: st.ByQueue, WindowSeconds: st.Window.Seconds(), Completed: st.Completed, Failed: st.Failed,
-			SuccessRate: st.SuccessRate, AvgDurationMS: ms(st.AvgDuration), P95DurationMS: ms(st.P95Duration)})
+		return writeJSON(c.out(), sluiceweb.NewStatsResponse(st, 0))
 	}
 	tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, counts map[sluice.JobStatus]int) {
