@@ -227,25 +227,20 @@ func (r *run) noteFlow(queue string) {
 	}
 }
 
-// releaseWaiting settles the waiting jobs whose dependencies allow it,
-// pass after pass while passes find a full batch, and wakes the queues of
-// the jobs released.
+// releaseWaiting settles the waiting jobs whose dependencies allow it (the
+// driver looks at every waiting job, releaseLimit per transaction), and
+// wakes the queues of the jobs released.
 func (r *run) releaseWaiting(ctx context.Context) {
-	for ctx.Err() == nil {
-		rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit})
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				r.cfg.Logger.Warn("sluice: cannot release waiting jobs", "error", err)
-			}
-			return
+	rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit})
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			r.cfg.Logger.Warn("sluice: cannot release waiting jobs", "error", err)
 		}
-		for _, row := range rows {
-			if row.Status == StatusPending {
-				r.wake(row.Queue, true)
-			}
-		}
-		if len(rows) < releaseLimit {
-			return
+		return
+	}
+	for _, row := range rows {
+		if row.Status == StatusPending {
+			r.wake(row.Queue, true)
 		}
 	}
 }

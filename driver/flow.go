@@ -95,7 +95,10 @@ type JobReleaseParams struct {
 	// Now is the current time, the FinalizedAt of the jobs cancelled and
 	// the At of their errors.
 	Now time.Time
-	// Limit is the most waiting jobs to look at; at least 1.
+	// Limit is the most waiting jobs to look at in one transaction; at
+	// least 1. JobRelease looks at every waiting job, Limit at a time in
+	// the order of their IDs, so that jobs still blocked never hide later
+	// ones that could be settled.
 	Limit int
 }
 

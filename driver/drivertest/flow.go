@@ -30,6 +30,13 @@ func flowCases[TTx any]() []testCase[TTx] {
 		// A job with dependencies is stored waiting with the RunAt it was
 		// given, is claimed by no one, and is released once they complete.
 		{name: "Waiting", twin: true, fn: testWaiting[TTx]},
+		// A release looks past any number of older jobs still blocked:
+		// a job whose dependency completed is released, whatever the
+		// Limit.
+		{name: "WaitingBehindBlocked", twin: true, fn: testWaitingBehindBlocked[TTx]},
+		// Many waiting jobs inserted at once (the drivers' bulk paths)
+		// are all stored waiting.
+		{name: "WaitingMany", fn: testWaitingMany[TTx]},
 		// A dependency that fails, is cancelled or is gone cancels a job
 		// of policy cancel, with an error naming it; a job of policy run
 		// is released once every dependency is final.
@@ -202,6 +209,44 @@ func testWaiting[TTx any](h *harness[TTx], m mode) {
 	h.requireStored(want)
 	h.claimJob(want, client1, h.base, h.at(time.Minute))
 	require.Empty(t, h.release(h.exec(), h.at(3*time.Second)), "a second release")
+}
+
+func testWaitingBehindBlocked[TTx any](h *harness[TTx], m mode) {
+	t := h.t
+	blocker := h.newJob()
+	jobs := []*driver.JobInsert{blocker}
+	for range 7 {
+		jobs = append(jobs, h.waiter(driver.DependencyCancel, blocker.ID))
+	}
+	dep := h.newJob()
+	w := h.waiter(driver.DependencyCancel, dep.ID)
+	h.insert(append(jobs, dep, w)...)
+	rd := h.claimJob(pendingRow(dep), client1, h.base, h.at(time.Minute))
+	h.finalize(ending(rd, driver.StatusCompleted, h.at(time.Second)))
+	var released []*driver.JobRow
+	h.via(m, func(ex driver.Executor) {
+		var err error
+		released, err = ex.JobRelease(h.ctx, &driver.JobReleaseParams{Now: h.at(2 * time.Second), Limit: 3})
+		require.NoError(t, err, "JobRelease")
+	})
+	require.Equal(t, []string{w.ID}, ids(released), "released behind seven blocked jobs, three a page")
+}
+
+func testWaitingMany[TTx any](h *harness[TTx], m mode) {
+	t := h.t
+	blocker := h.newJob()
+	jobs := []*driver.JobInsert{blocker}
+	for range 150 {
+		w := h.waiter(driver.DependencyCancel, blocker.ID)
+		w.Topic = "waiters"
+		jobs = append(jobs, w)
+	}
+	rows := h.insert(jobs...)
+	for i, j := range jobs[1:] {
+		require.True(t, rows[i+1].Waiting, "insert result of waiting job %d", i)
+		require.True(t, h.get(j.ID).Waiting, "stored waiting job %d", i)
+	}
+	require.Len(t, h.claimVia(h.exec(), claimParams(h.at(time.Hour), blocker.Topic, "waiters")), 1, "only the blocker is claimed")
 }
 
 func testDependencyFailure[TTx any](h *harness[TTx], m mode) {

@@ -1,6 +1,7 @@
 package pgxdriver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ WHERE s.queue = $4 AND s.rate_limit IS NOT NULL AND EXISTS (SELECT FROM claimed)
 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, deps, policy)
 WHERE j.id = u.id`
 
-	// waitingSQL reads up to $1 waiting jobs, locked, with what their
+	// waitingSQL reads up to $1 waiting jobs with IDs after $2, locked, with what their
 	// dependencies are: for each, the number of dependencies completed,
 	// and the first (by ID) that is failed, cancelled or gone, with its
 	// status (NULL when gone).
@@ -90,7 +91,7 @@ WHERE j.id = u.id`
 	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
 	min(dep.id) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
 FROM (SELECT id, wait_policy, depends_on FROM {t}
-	WHERE wait_policy IS NOT NULL AND status = 'pending' ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) AS w
+	WHERE wait_policy IS NOT NULL AND status = 'pending' AND id > $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) AS w
 CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
 LEFT JOIN {t} AS d ON d.id = dep.id::uuid
 GROUP BY w.id, w.wait_policy`
@@ -211,9 +212,10 @@ func scanQueueState(row pgx.Row) (*driver.QueueState, error) {
 	return &s, nil
 }
 
-// JobRelease settles waiting jobs in one transaction: it reads and locks
-// them with what their dependencies are, then releases or cancels those
-// whose dependencies allow it.
+// JobRelease settles the waiting jobs, p.Limit at a time in the order of
+// their IDs, each page in a transaction: it reads and locks them with what
+// their dependencies are, then releases or cancels those whose
+// dependencies allow it.
 func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
 	const op = "release"
 	if err := e.start(ctx, op); err != nil {
@@ -223,8 +225,29 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		return nil, errors.New("pgxdriver: release: nil params or a limit below 1")
 	}
 	var out []*driver.JobRow
-	err := e.atomic(ctx, func(db dbtx) error {
-		rows, err := db.Query(ctx, e.d.fillFlow(waitingSQL), p.Limit)
+	// Page through the waiting jobs by ID, a transaction a page.
+	after := pgtype.UUID{Valid: true}
+	for {
+		page, last, seen, err := e.releasePage(ctx, p, after)
+		if err != nil {
+			return nil, wrapErr(ctx, op, err)
+		}
+		out = append(out, page...)
+		if seen < p.Limit {
+			return out, nil
+		}
+		after = last
+	}
+}
+
+// releasePage settles, in one transaction, up to p.Limit waiting jobs
+// with IDs after after, and returns the jobs it changed, the last ID it
+// looked at, and how many jobs it looked at.
+func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after pgtype.UUID) (
+	out []*driver.JobRow, last pgtype.UUID, seen int, err error) {
+	err = e.atomic(ctx, func(db dbtx) error {
+		out, last, seen = nil, after, 0
+		rows, err := db.Query(ctx, e.d.fillFlow(waitingSQL), p.Limit, after)
 		if err != nil {
 			return err
 		}
@@ -243,6 +266,10 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 			if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
 				rows.Close()
 				return err
+			}
+			seen++
+			if bytes.Compare(id.Bytes[:], last.Bytes[:]) > 0 {
+				last = id
 			}
 			switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
 			case rel:
@@ -279,10 +306,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		}
 		return err
 	})
-	if err != nil {
-		return nil, wrapErr(ctx, op, err)
-	}
-	return out, nil
+	return out, last, seen, err
 }
 
 // appendQueried appends the jobs query returns to jobs.

@@ -86,7 +86,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 	}
 
 	switch {
-	case !e.inTx && useCopy && len(unique) == 0:
+	case !e.inTx && useCopy && len(unique) == 0 && len(waits) == 0:
 		err = e.copyPlain(ctx, plain, queues)
 	case e.inTx || useCopy || len(unique) > 0 || len(waits) > 0:
 		err = e.atomic(ctx, run)

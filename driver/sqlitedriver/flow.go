@@ -61,7 +61,8 @@ WHERE queue = ?1 AND rate_limit IS NOT NULL`
 	// waiting jobs.
 	waitSQL = `UPDATE {t} SET depends_on = ?2, wait_policy = ?3, wait_run_at = run_at, run_at = ?4 WHERE id = ?1`
 
-	// waitingSQL: ?1 limit. Up to ?1 waiting jobs, with what their
+	// waitingSQL: ?1 limit, ?2 the ID to read after. Up to ?1 waiting
+	// jobs with IDs after ?2, with what their
 	// dependencies are: for each, the number of dependencies, of those
 	// completed, of those failed, cancelled or gone, and the first of
 	// these (by ID) with its status (NULL when gone).
@@ -70,7 +71,7 @@ WHERE queue = ?1 AND rate_limit IS NOT NULL`
 	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
 	min(dep.value) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
 FROM (SELECT id, wait_policy, depends_on FROM {t} INDEXED BY {waiting_idx}
-	WHERE wait_policy IS NOT NULL AND status = 'pending' ORDER BY id LIMIT ?1) AS w, json_each(w.depends_on) AS dep
+	WHERE wait_policy IS NOT NULL AND status = 'pending' AND id > ?2 ORDER BY id LIMIT ?1) AS w, json_each(w.depends_on) AS dep
 LEFT JOIN {t} AS d ON d.id = dep.value
 GROUP BY w.id, w.wait_policy`
 
@@ -220,21 +221,42 @@ func scanQueueState(row scanner) (*driver.QueueState, error) {
 	return &s, nil
 }
 
-// JobRelease settles waiting jobs in one transaction: it reads them with
-// what their dependencies are, then releases or cancels those whose
-// dependencies allow it.
+// JobRelease settles the waiting jobs, p.Limit at a time in the order of
+// their IDs, each page in a transaction: it reads them with what their
+// dependencies are, then releases or cancels those whose dependencies
+// allow it.
 func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
 	if p == nil || p.Limit < 1 {
 		return nil, errors.New("sqlitedriver: release: nil params or a limit below 1")
 	}
 	var out []*driver.JobRow
+	// Page through the waiting jobs by ID, a transaction a page.
+	for after := ""; ; {
+		page, last, seen, err := e.releasePage(ctx, p, after)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if seen < p.Limit {
+			return out, nil
+		}
+		after = last
+	}
+}
+
+// releasePage settles, in one transaction, up to p.Limit waiting jobs
+// with IDs after after, and returns the jobs it changed, the last ID it
+// looked at, and how many jobs it looked at.
+func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after string) (
+	out []*driver.JobRow, last string, seen int, err error) {
 	fq := e.d.fq
-	err := e.writeTx(ctx, "release", []string{fq.waiting, fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
+	err = e.writeTx(ctx, "release", []string{fq.waiting, fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
 		out = nil
-		release, bad, err := readWaiting(ctx, r, fq.waiting, p.Limit)
+		release, bad, lastSeen, n, err := readWaiting(ctx, r, fq.waiting, p.Limit, after)
 		if err != nil {
 			return err
 		}
+		last, seen = lastSeen, n
 		for _, id := range release {
 			if out, err = appendQueried(ctx, r, out, fq.release, id); err != nil {
 				return err
@@ -256,10 +278,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, last, seen, err
 }
 
 // appendQueried appends the jobs query returns, run through r, to jobs.
@@ -272,12 +291,14 @@ func appendQueried(ctx context.Context, r runner, jobs []*driver.JobRow, query s
 	return append(jobs, more...), err
 }
 
-// readWaiting reads up to limit waiting jobs and returns those to
-// release, and those to cancel, each with the dependency that made it.
-func readWaiting(ctx context.Context, r runner, query string, limit int) (release []string, bad [][2]string, err error) {
-	rows, err := r.query(ctx, query, limit)
+// readWaiting reads up to limit waiting jobs with IDs after after, and
+// returns those to release, those to cancel (each with the dependency that
+// made it), the last ID read and how many jobs it read.
+func readWaiting(ctx context.Context, r runner, query string, limit int, after string) (release []string, bad [][2]string,
+	last string, seen int, err error) {
+	rows, err := r.query(ctx, query, limit, after)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", 0, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -287,8 +308,10 @@ func readWaiting(ctx context.Context, r runner, query string, limit int) (releas
 			firstBad        sql.NullString
 		)
 		if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
-			return nil, nil, fmt.Errorf("read waiting jobs: %w", err)
+			return nil, nil, "", 0, fmt.Errorf("read waiting jobs: %w", err)
 		}
+		seen++
+		last = max(last, id)
 		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
 		case rel:
 			release = append(release, id)
@@ -296,7 +319,7 @@ func readWaiting(ctx context.Context, r runner, query string, limit int) (releas
 			bad = append(bad, [2]string{id, firstBad.String})
 		}
 	}
-	return release, bad, rows.Err()
+	return release, bad, last, seen, rows.Err()
 }
 
 // cmpErr returns err, or def when err is nil.
