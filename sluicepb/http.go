@@ -126,16 +126,22 @@ func (j *Jobs) authorize(r *http.Request, a sluiceweb.Action) error {
 	if a.Kind == sluiceweb.ActionEnqueue {
 		rule, name = j.cfg.EnqueueRule, "enqueue"
 	}
-	subject, err := j.ruleSubject(r.Context(), re, a)
+	subjects, err := j.ruleSubjects(r.Context(), re, a, rule)
 	if err != nil {
 		return err
 	}
-	ok, err := evalRule(re, rule, subject)
-	if err != nil {
-		re.App.Logger().Error("sluicepb: "+name+" rule", "error", err, "rule", rule)
-		return errors.New("the " + name + " rule could not be evaluated")
+	ok := len(subjects) > 0
+	for _, subject := range subjects {
+		allowed, err := evalRule(re, rule, subject)
+		if err != nil {
+			re.App.Logger().Error("sluicepb: "+name+" rule", "error", err, "rule", rule)
+			return errors.New("the " + name + " rule could not be evaluated")
+		}
+		ok = ok && allowed
 	}
 	switch {
+	case !ok && len(subjects) == 0 && re.Auth != nil:
+		return errors.New("the " + name + " rule names topics: name the topics of the jobs this request concerns")
 	case ok:
 		return nil
 	case re.Auth == nil:

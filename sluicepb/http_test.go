@@ -202,3 +202,36 @@ func TestHTTPDashboardCookie(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, js, `app.routes.superuserOnly("#/jobs"`)
 }
+
+// TestHTTPRuleExcludingATopic: a rule that keeps a topic out holds for
+// requests that name several topics, or none: each named topic must pass,
+// and a request on every topic is refused, since the rule cannot judge it.
+func TestHTTPRuleExcludingATopic(t *testing.T) {
+	t.Parallel()
+	p, who := newHTTPApp(t, &sluicepb.Config{ManageRule: `@request.auth.id != "" && topic != "charge"`})
+	mail := p.enqueue(t, MailArgs{To: "a@b.c"})
+	chargeID := p.enqueue(t, ChargeArgs{Order: "o9", Amount: 1})
+	for _, tc := range []struct {
+		name, method, path, token string
+		body                      any
+		want                      int
+	}{
+		{"user lists mail jobs", http.MethodGet, "/api/jobs?topics=mail", who.user, nil, http.StatusOK},
+		{"user lists charge jobs", http.MethodGet, "/api/jobs?topics=charge", who.user, nil, http.StatusForbidden},
+		{"user lists charge and mail jobs", http.MethodGet, "/api/jobs?topics=charge,mail", who.user, nil, http.StatusForbidden},
+		{"user lists every job", http.MethodGet, "/api/jobs", who.user, nil, http.StatusForbidden},
+		{"user reads the mail job", http.MethodGet, "/api/jobs/" + mail, who.user, nil, http.StatusOK},
+		{"user reads the charge job", http.MethodGet, "/api/jobs/" + chargeID, who.user, nil, http.StatusForbidden},
+		{"user cancels charge and mail jobs", http.MethodPost, "/api/jobs/cancel", who.user,
+			map[string]any{"topics": []string{"charge", "mail"}}, http.StatusForbidden},
+		{"superuser lists every job", http.MethodGet, "/api/jobs", who.superuser, nil, http.StatusOK},
+	} {
+		status, body := p.call(t, tc.method, tc.path, tc.token, tc.body)
+		require.Equal(t, tc.want, status, "%s: %v", tc.name, body)
+	}
+	c, err := p.jobs.Client()
+	require.NoError(t, err)
+	row, err := c.Get(t.Context(), chargeID)
+	require.NoError(t, err)
+	require.Equal(t, sluice.StatusPending, row.Status, "the charge job was not cancelled")
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -61,6 +62,37 @@ func (j *Jobs) ruleSubject(ctx context.Context, re *core.RequestEvent, a sluicew
 		}
 	}
 	return s, nil
+}
+
+// ruleSubjects returns what rule is evaluated on for a request, every
+// subject to pass: the job enqueued or acted on, or for a request on many
+// jobs each topic it names. A request on the jobs of every topic gets no
+// subject (refused) when the rule names topic, which it could not judge.
+func (j *Jobs) ruleSubjects(ctx context.Context, re *core.RequestEvent, a sluiceweb.Action, rule string) ([]ruleSubject, error) {
+	if a.Kind == sluiceweb.ActionEnqueue || a.JobID != "" || len(a.Topics) == 1 {
+		s, err := j.ruleSubject(ctx, re, a)
+		if err != nil {
+			return nil, err
+		}
+		return []ruleSubject{s}, nil
+	}
+	if len(a.Topics) == 0 {
+		if ruleNamesTopic(rule) {
+			return nil, nil
+		}
+		return []ruleSubject{{}}, nil
+	}
+	subjects := make([]ruleSubject, len(a.Topics))
+	for i, t := range a.Topics {
+		subjects[i].topic = t
+	}
+	return subjects, nil
+}
+
+// ruleNamesTopic reports whether rule refers to the topic field (or might:
+// any mention of the word counts).
+func ruleNamesTopic(rule string) bool {
+	return rule != RuleSuperusers && rule != RulePublic && strings.Contains(rule, "topic")
 }
 
 // evalRule reports whether rule allows re's request on s. It does not
