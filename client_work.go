@@ -16,6 +16,10 @@ import (
 // is afterwards (completed, pending again for a retry or a snooze, failed
 // or cancelled), or nil and no error when no job is due.
 //
+// Like a started client's claims, it obeys the queue's flow control (a
+// paused queue yields nothing, its limits hold), and first releases the
+// waiting jobs whose dependencies have completed.
+//
 // It needs no Start and runs no claim loop, heartbeat or rescuer: it is
 // for tests (the package sluicetest builds on it) and for tools that work
 // one job at a time. A job that runs longer than the lease is not
@@ -51,9 +55,10 @@ func (c *Client[TTx]) workNext(ctx context.Context, exec driver.Executor, queue 
 	}
 	r := newRun(context.WithValue(ctx, clientKey{}, c), &cfg, exec, &c.events, c.topics)
 	defer r.pool.Close()
+	r.releaseWaiting(ctx)
 	now := c.now()
 	rows, err := exec.JobClaim(ctx, &driver.JobClaimParams{ClientID: r.lockedBy, Queue: queue, Topics: c.topics,
-		Limit: 1, Now: now, LockedUntil: now.Add(cfg.LeaseDuration)})
+		Limit: 1, Now: now, LockedUntil: now.Add(cfg.LeaseDuration), Flow: true})
 	if err != nil {
 		r.completer.Stop(ctx)
 		return nil, fmt.Errorf("work next: %w", err)

@@ -141,3 +141,40 @@ func testWorkNextTx[TTx any](t *testing.T, k *kit[TTx]) {
 		require.Equal(t, 1, k.orders(t, id))
 	}
 }
+
+func TestWorkNextFlow(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testWorkNextFlow[*sql.Tx], testWorkNextFlow[pgx.Tx])
+}
+
+// testWorkNextFlow: WorkNext obeys a paused queue, and works a job that
+// waited for another once that one completed.
+func testWorkNextFlow[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	c := k.client(t, &sluice.Config{Workers: workers(
+		func(_ context.Context, job *sluice.Job[noteArgs]) error { return nil })})
+	require.NoError(t, c.Stop(ctx))
+
+	first, err := c.Enqueue(ctx, noteArgs{N: 1}, nil)
+	require.NoError(t, err)
+	then, err := c.Enqueue(ctx, noteArgs{N: 2}, &sluice.EnqueueOptions{DependsOn: []string{first.Job.ID}})
+	require.NoError(t, err)
+
+	_, err = c.PauseQueue(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+	none, err := c.WorkNext(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+	require.Nil(t, none, "a paused queue yields nothing")
+	_, err = c.ResumeQueue(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+
+	row, err := c.WorkNext(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+	require.Equal(t, first.Job.ID, row.ID)
+	require.Equal(t, sluice.StatusCompleted, row.Status)
+	row, err = c.WorkNext(ctx, sluice.QueueDefault)
+	require.NoError(t, err)
+	require.NotNil(t, row, "the waiting job, released")
+	require.Equal(t, then.Job.ID, row.ID)
+	require.Equal(t, sluice.StatusCompleted, row.Status)
+}

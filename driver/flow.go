@@ -19,8 +19,8 @@ type FlowExecutor interface {
 	// QueueStateList returns the stored queue states, sorted by Queue.
 	QueueStateList(ctx context.Context, params *QueueStateListParams) ([]*QueueState, error)
 
-	// JobRelease settles up to Limit waiting jobs (see
-	// [JobInsert.DependsOn]) whose dependencies allow it, and returns
+	// JobRelease settles the waiting jobs (see [JobInsert.DependsOn])
+	// whose dependencies allow it, and returns
 	// them as they are after. A waiting job whose dependencies all
 	// completed becomes claimable at the RunAt it was enqueued with. One
 	// with a dependency that is failed or cancelled, or that no longer
