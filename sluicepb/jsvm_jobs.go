@@ -18,18 +18,30 @@ import (
 	"github.com/sluicehq/sluice/sluiceweb"
 )
 
+// JSCallTimeout is how long a call of $jobs in JavaScript may take before
+// it throws.
+const JSCallTimeout = 30 * time.Second
+
 // bind sets $jobs in vm. Its functions run on vm's goroutine, the one
 // running the script that calls them.
 func (h *jsHost) bind(vm *goja.Runtime) {
 	o := vm.NewObject()
-	set := func(name string, f func(call goja.FunctionCall) goja.Value) {
-		if err := o.Set(name, f); err != nil {
+	// Each call gets a context of its own that ends after JSCallTimeout,
+	// so that a call that waits for the write connection its caller's
+	// own transaction holds (enqueue instead of enqueueTx inside
+	// $app.runInTransaction) throws rather than stalls every write.
+	set := func(name string, f func(ctx context.Context, call goja.FunctionCall) goja.Value) {
+		err := o.Set(name, func(call goja.FunctionCall) goja.Value {
+			ctx, cancel := context.WithTimeout(context.Background(), JSCallTimeout)
+			defer cancel()
+			return f(ctx, call)
+		})
+		if err != nil {
 			panic(err)
 		}
 	}
-	ctx := context.Background()
 
-	set("enqueue", func(call goja.FunctionCall) goja.Value {
+	set("enqueue", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		args, opts := h.enqueueArgs(vm, "enqueue", call.Arguments)
 		res, err := h.jobs.Enqueue(ctx, args, opts)
 		if err != nil {
@@ -37,7 +49,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		}
 		return fromJSON(vm, enqueueJSON{Job: jsJobOf(res.Job), Duplicate: res.Duplicate})
 	})
-	set("enqueueTx", func(call goja.FunctionCall) goja.Value {
+	set("enqueueTx", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		txApp := appArg(vm, "enqueueTx", call.Argument(0))
 		args, opts := h.enqueueArgs(vm, "enqueueTx", call.Arguments[1:])
 		res, err := h.jobs.EnqueueTx(ctx, txApp, args, opts)
@@ -46,14 +58,14 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		}
 		return fromJSON(vm, enqueueJSON{Job: jsJobOf(res.Job), Duplicate: res.Duplicate})
 	})
-	set("get", func(call goja.FunctionCall) goja.Value {
+	set("get", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		row, err := h.client(vm, "get").Get(ctx, call.Argument(0).String())
 		if err != nil {
 			throw(vm, "get", err)
 		}
 		return fromJSON(vm, jsJobOf(row))
 	})
-	set("list", func(call goja.FunctionCall) goja.Value {
+	set("list", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		var f jsListFilter
 		if err := decodeJS(vm, call.Argument(0), &f); err != nil {
 			throw(vm, "list", err)
@@ -68,7 +80,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		}
 		return fromJSON(vm, listJSON{Items: jsJobsOf(res.Jobs), Total: res.Total, NextCursor: res.NextCursor})
 	})
-	set("stats", func(call goja.FunctionCall) goja.Value {
+	set("stats", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		var f jsStatsFilter
 		if err := decodeJS(vm, call.Argument(0), &f); err != nil {
 			throw(vm, "stats", err)
@@ -80,27 +92,35 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		}
 		return fromJSON(vm, sluiceweb.NewStatsResponse(st, time.Duration(f.Bucket)))
 	})
-	act := func(name string, do func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error)) {
-		set(name, func(call goja.FunctionCall) goja.Value {
-			row, err := do(h.client(vm, name), call.Argument(0).String())
+	act := func(name string, do func(ctx context.Context, c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error)) {
+		set(name, func(ctx context.Context, call goja.FunctionCall) goja.Value {
+			row, err := do(ctx, h.client(vm, name), call.Argument(0).String())
 			if err != nil {
 				throw(vm, name, err)
 			}
 			return fromJSON(vm, jsJobOf(row))
 		})
 	}
-	act("requeue", func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) { return c.Requeue(ctx, id) })
-	act("cancel", func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) { return c.Cancel(ctx, id) })
-	act("retry", func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) { return c.RetryNow(ctx, id) })
-	act("delete", func(c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) { return c.Delete(ctx, id) })
+	act("requeue", func(ctx context.Context, c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) {
+		return c.Requeue(ctx, id)
+	})
+	act("cancel", func(ctx context.Context, c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) {
+		return c.Cancel(ctx, id)
+	})
+	act("retry", func(ctx context.Context, c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) {
+		return c.RetryNow(ctx, id)
+	})
+	act("delete", func(ctx context.Context, c *sluice.Client[*sql.Tx], id string) (*sluice.JobRow, error) {
+		return c.Delete(ctx, id)
+	})
 
-	set("work", func(call goja.FunctionCall) goja.Value {
+	set("work", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		if err := h.work(vm, call.Arguments); err != nil {
 			throw(vm, "work", err)
 		}
 		return goja.Undefined()
 	})
-	set("ack", func(call goja.FunctionCall) goja.Value {
+	set("ack", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		txApp := appArg(vm, "ack", call.Argument(0))
 		job := h.runningJob(vm, "ack", call.Argument(1))
 		var err error
@@ -121,7 +141,7 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		}
 		return goja.Undefined()
 	})
-	set("nack", func(call goja.FunctionCall) goja.Value {
+	set("nack", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		txApp := appArg(vm, "nack", call.Argument(0))
 		job := h.runningJob(vm, "nack", call.Argument(1))
 		if err := h.jobs.Nack(ctx, txApp, job, errors.New(call.Argument(2).String())); err != nil {
