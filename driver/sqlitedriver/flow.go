@@ -77,6 +77,9 @@ GROUP BY w.id, w.wait_policy`
 
 	depStatusSQL = `SELECT status FROM {t} WHERE id = ?1`
 
+	// anyWaitingSQL: 1 when a job waits, without the write lock.
+	anyWaitingSQL = `SELECT EXISTS (SELECT 1 FROM {t} INDEXED BY {waiting_idx} WHERE wait_policy IS NOT NULL)`
+
 	// releaseSQL: ?1 id.
 	releaseSQL = `UPDATE {t} SET run_at = wait_run_at, wait_policy = NULL, wait_run_at = NULL
 WHERE id = ?1 AND wait_policy IS NOT NULL AND status = 'pending'
@@ -93,6 +96,7 @@ RETURNING ` + columns
 type flowQueries struct {
 	queueSet, queueList, claimRoom, claimWindow  string
 	wait, waiting, depStatus, release, relCancel string
+	anyWaiting                                   string
 }
 
 func newFlowQueries(table string) *flowQueries {
@@ -104,6 +108,7 @@ func newFlowQueries(table string) *flowQueries {
 		claimRoom: r.Replace(claimRoomSQL), claimWindow: r.Replace(claimWindowSQL),
 		wait: r.Replace(waitSQL), waiting: r.Replace(waitingSQL), depStatus: r.Replace(depStatusSQL),
 		release: r.Replace(releaseSQL), relCancel: r.Replace(releaseCancelSQL),
+		anyWaiting: r.Replace(anyWaitingSQL),
 	}
 }
 
@@ -228,6 +233,15 @@ func scanQueueState(row scanner) (*driver.QueueState, error) {
 func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
 	if p == nil || p.Limit < 1 {
 		return nil, errors.New("sqlitedriver: release: nil params or a limit below 1")
+	}
+	// Most databases have no waiting job: asking costs a read, where a
+	// release would take the write lock every time a client asks.
+	var waiting bool
+	err := e.read(ctx, "release", func(r runner) error {
+		return r.queryRow(ctx, e.d.fq.anyWaiting, nil, &waiting)
+	})
+	if err != nil || !waiting {
+		return nil, err
 	}
 	var out []*driver.JobRow
 	// Page through the waiting jobs by ID, a transaction a page.
