@@ -16,7 +16,8 @@ import (
 //
 // The job must be the first due job of the client's topics in its queue,
 // so Work fails the test, working nothing, when another job of those
-// topics is due there at or before it: give each test a database of its own
+// topics is due there at or before it with the same or an earlier priority
+// (claims take jobs by priority, then run_at): give each test a database of its own
 // (NewMemoryDriver). A job delayed past the client's clock is not due:
 // Work fails the test then too.
 func Work[T sluice.JobArgs, TTx any](tb testing.TB, client *sluice.Client[TTx], args T, opts *sluice.EnqueueOptions) *sluice.JobRow {
@@ -65,7 +66,10 @@ func work(tb testing.TB, res *sluice.EnqueueResult, topics []string, list listFu
 		return nil
 	}
 	for _, other := range jobs {
-		if other.ID != job.ID && other.Queue == job.Queue && other.Status == sluice.StatusPending && !other.RunAt.After(job.RunAt) {
+		// Claims take the due jobs by priority, then run_at: another job
+		// due when this one is, and not of a later priority, comes first.
+		if other.ID != job.ID && other.Queue == job.Queue && other.Status == sluice.StatusPending && !other.Waiting &&
+			!other.RunAt.After(job.RunAt) && other.Priority <= job.Priority {
 			tb.Fatalf("sluicetest: work: job %s (%s) is due before job %s in queue %q: give the test a database of its own",
 				other.ID, other.Topic, job.ID, job.Queue)
 			return nil

@@ -69,6 +69,17 @@ func testWork[TTx any](t *testing.T, e *env[TTx]) {
 		require.Equal(t, sluice.StatusCompleted, next.Status)
 	}
 
+	// A due job of a later priority is claimed after a new one of an
+	// earlier priority: it does not stop Work.
+	low, err := c.Enqueue(t.Context(), mailArgs{To: "low@example.com"}, &sluice.EnqueueOptions{Priority: 5})
+	require.NoError(t, err)
+	urgent := sluicetest.Work(t, c, mailArgs{To: "urgent@example.com"}, &sluice.EnqueueOptions{Priority: 1})
+	require.NotEqual(t, low.Job.ID, urgent.ID)
+	require.Equal(t, sluice.StatusCompleted, urgent.Status)
+	next, err := c.WorkNext(t.Context(), sluice.QueueDefault)
+	require.NoError(t, err)
+	require.Equal(t, low.Job.ID, next.ID)
+
 	fails(t, func(tb testing.TB) { sluicetest.Work(tb, e.client(t, nil), mailArgs{}, nil) }, "no workers")
 	fails(t, func(tb testing.TB) {
 		sluicetest.Work(tb, c, mailArgs{}, &sluice.EnqueueOptions{Queue: "unknown"})
