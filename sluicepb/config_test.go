@@ -86,7 +86,7 @@ func TestDisableHTTP(t *testing.T) {
 func TestBadRule(t *testing.T) {
 	t.Parallel()
 	p, who := newHTTPApp(t, &sluicepb.Config{ManageRule: `topic ==== "mail"`})
-	status, body := p.call(t, http.MethodGet, "/api/jobs", who.user, nil)
+	status, body := p.call(t, http.MethodGet, "/api/jobs?topics=mail", who.user, nil)
 	require.Equal(t, http.StatusForbidden, status)
 	require.Equal(t, "the manage rule could not be evaluated", body["detail"])
 	status, _ = p.call(t, http.MethodGet, "/api/jobs", who.superuser, nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
@@ -80,9 +81,17 @@ func Register(app core.App, cfg *Config) (*Jobs, error) {
 		return j.open(e.App)
 	})
 	app.OnServe().BindFunc(j.serve)
-	app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
-		j.stop()
-		return e.Next()
+	// The workers drain before PocketBase's own graceful shutdown
+	// (priority -9999), which lets a restarting process exit 3 s after it
+	// starts: a drain that began later could be cut short, and its jobs
+	// run again.
+	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+		Id: "sluicepbStop",
+		Func: func(e *core.TerminateEvent) error {
+			j.stop()
+			return e.Next()
+		},
+		Priority: -10000,
 	})
 	if app.IsBootstrapped() {
 		if err := j.open(app); err != nil {

@@ -41,10 +41,10 @@ func TestGracefulStop(t *testing.T) {
 			return nil
 		})))
 	})
-	// Release the worker only once termination is under way, after the
-	// server has shut down and before the jobs are stopped: a stop that
-	// did not wait would close data.db under the running job.
-	p.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{Priority: -1, Func: func(e *core.TerminateEvent) error {
+	// Release the worker only once termination is under way, just before
+	// the jobs are stopped: a stop that did not wait would close data.db
+	// under the running job.
+	p.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{Priority: -10001, Func: func(e *core.TerminateEvent) error {
 		time.AfterFunc(300*time.Millisecond, func() { close(release) })
 		return e.Next()
 	}})
