@@ -71,38 +71,36 @@ func appendEnqueueResponse(b []byte, res enqueueResponse) (_ []byte, ok bool) {
 			b = append(b, '"')
 		}
 	}
-	if len(j.Tags) > 0 {
-		b = append(b, `,"tags":[`...)
-		for i, t := range j.Tags {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = driver.AppendJSONString(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = appendStrings(b, `,"tags":`, j.Tags)
 	if len(j.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		if b, ok = appendRaw(b, j.Metadata); !ok {
 			return nil, false
 		}
 	}
-	if len(j.DependsOn) > 0 {
-		b = append(b, `,"depends_on":[`...)
-		for i, id := range j.DependsOn {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = driver.AppendJSONString(b, id)
-		}
-		b = append(b, ']')
-	}
+	b = appendStrings(b, `,"depends_on":`, j.DependsOn)
 	if j.Waiting {
 		b = append(b, `,"waiting":true`...)
 	}
 	b = append(b, `},"duplicate":`...)
 	b = strconv.AppendBool(b, res.Duplicate)
 	return append(b, '}'), true
+}
+
+// appendStrings appends name (with its comma and colon) and ss as a JSON
+// array, unless ss is empty (omitempty).
+func appendStrings(b []byte, name string, ss []string) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = append(append(b, name...), '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = driver.AppendJSONString(b, s)
+	}
+	return append(b, ']')
 }
 
 // appendRaw appends raw, a JSON value, when encoding/json would write it
