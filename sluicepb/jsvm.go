@@ -58,7 +58,7 @@ func (j *Jobs) JSConfig(cfg jsvm.Config, opts *JSOptions) jsvm.Config {
 		author:  cfg,
 		slots:   make(chan struct{}, n),
 		idle:    make(chan *jsVM, n),
-		running: make(map[string]*sluice.Job[sluice.RawArgs]),
+		running: make(map[string]runningJob),
 	}
 	out := cfg
 	out.OnInit = func(vm *goja.Runtime) {
@@ -86,7 +86,7 @@ type jsHost struct {
 	templates   *template.Registry
 
 	mu      sync.Mutex
-	running map[string]*sluice.Job[sluice.RawArgs] // jobs being worked, by ID, for $jobs.ack
+	running map[string]runningJob // jobs being worked, by ID, for $jobs.ack
 }
 
 // acquire returns a runtime to run one job on, once fewer than the
@@ -220,4 +220,11 @@ func AddRawWorker(j *Jobs, topic string, worker sluice.Worker[sluice.RawArgs]) e
 		return fmt.Errorf("sluicepb: add worker %q: %w", topic, ErrClientCreated)
 	}
 	return sluice.AddRawWorkerSafely(j.workers, topic, worker)
+}
+
+// runningJob is a job a JavaScript worker works, and the runtime it runs
+// on: only that runtime may ack or nack it.
+type runningJob struct {
+	job *sluice.Job[sluice.RawArgs]
+	vm  *goja.Runtime
 }

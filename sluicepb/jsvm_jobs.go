@@ -208,16 +208,17 @@ func (h *jsHost) runningJob(vm *goja.Runtime, op string, v goja.Value) *sluice.J
 		}
 	}
 	h.mu.Lock()
-	job := h.running[id]
+	rj, ok := h.running[id]
 	h.mu.Unlock()
-	if job == nil {
-		throw(vm, op, fmt.Errorf("%w: %q is not a job a JavaScript worker of this process is working", ErrNotRunning, id))
+	if !ok || rj.vm != vm {
+		throw(vm, op, fmt.Errorf("%w: %q is not the job this JavaScript worker is working", ErrNotRunning, id))
 	}
-	return job
+	return rj.job
 }
 
 // ErrNotRunning is wrapped by the error $jobs.ack and $jobs.nack throw for
-// a job that no JavaScript worker of this process is working.
+// a job that the calling JavaScript worker is not working (another
+// worker's job, or one no worker of this process is working).
 var ErrNotRunning = errors.New("sluicepb: not a running job")
 
 // jsJob is a job as $jobs returns it: sluice's JobRow, with its logs as

@@ -533,3 +533,45 @@ func TestJSWorkersGetTheAuthorsOnInit(t *testing.T) {
 	require.Equal(t, sluice.StatusCompleted, row.Status, "%v", row.Errors)
 	require.JSONEq(t, `"hello from OnInit, ada"`, string(row.Result))
 }
+
+// TestJSAckOnlyOwnJob: a job's ack belongs to the worker working it: a
+// route (another runtime) that acks it is refused, and the job ends as
+// its worker says.
+func TestJSAckOnlyOwnJob(t *testing.T) {
+	t.Parallel()
+	p := newJSApp(t, nil, `
+		$jobs.work("js.hold", (job) => {
+			$app.store().set("held", job.id);
+			while (!$app.store().has("go")) {
+				sleep(5);
+			}
+			return { by: "worker" };
+		});
+
+		routerAdd("POST", "/ack-other/{id}", (e) => {
+			const id = e.request.pathValue("id");
+			try {
+				$app.runInTransaction((txApp) => { $jobs.ack(txApp, { id: id }); });
+				return e.json(200, {});
+			} catch (err) {
+				return e.json(400, { error: String(err) });
+			} finally {
+				$app.store().set("go", true);
+			}
+		});
+	`)
+	p.serve(t)
+	c, err := p.jobs.Client()
+	require.NoError(t, err)
+	res, err := c.Enqueue(t.Context(), sluice.RawArgs{TopicName: "js.hold", Payload: []byte(`{}`)}, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.app.Store().Get("held") == res.Job.ID }, 10*time.Second, 5*time.Millisecond)
+
+	status, out := p.call(t, "POST", "/ack-other/"+res.Job.ID, "", nil)
+	require.Equal(t, 400, status)
+	require.Contains(t, out["error"], "not the job this JavaScript worker is working")
+	require.Eventually(t, func() bool {
+		row, err := c.Get(t.Context(), res.Job.ID)
+		return err == nil && row.Status == sluice.StatusCompleted && string(row.Result) == `{"by":"worker"}`
+	}, 10*time.Second, 10*time.Millisecond)
+}

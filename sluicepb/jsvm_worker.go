@@ -112,7 +112,7 @@ func (w *jsWorker) Work(ctx context.Context, job *sluice.Job[sluice.RawArgs]) er
 	defer func() { r.ctx = nil }()
 
 	w.h.mu.Lock()
-	w.h.running[job.ID] = job
+	w.h.running[job.ID] = runningJob{job: job, vm: vm}
 	w.h.mu.Unlock()
 	defer func() {
 		w.h.mu.Lock()
