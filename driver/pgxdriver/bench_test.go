@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/drivertest"
 )
 
 // reportJobs reports n jobs over the benchmark's time as jobs/s.
@@ -108,50 +109,13 @@ func BenchmarkClaimFinalize(b *testing.B) {
 	reportJobs(b, n)
 }
 
-// BenchmarkClaimFlowCost measures what flow control costs a claim of ten
-// jobs: claims with Flow (as a client makes them for a queue it has seen a
-// stored state for; this one has a state without limits) and without
-// (every other queue) alternate, one of each per iteration, on one
-// backlog, so that both meet the same load. flow_ns and bare_ns are their
-// mean times, flow/bare the ratio.
+// BenchmarkClaimFlowCost measures what flow control costs a claim (see
+// drivertest.BenchmarkClaimFlowCost).
 func BenchmarkClaimFlowCost(b *testing.B) {
 	d, _, _ := newDriver(b)
 	ex := d.Executor()
-	_, err := ex.QueueStateSet(b.Context(), &driver.QueueStateSetParams{Queue: "default", Now: time.Now()})
-	require.NoError(b, err)
-	ctx := b.Context()
-	fill := func() {
-		_, err := ex.JobInsertMany(ctx, params(jobs(2000, "default")))
+	drivertest.BenchmarkClaimFlowCost(b, ex, "work", time.Now, func() {
+		_, err := ex.JobInsertMany(b.Context(), params(jobs(2000, "default")))
 		require.NoError(b, err)
-	}
-	fill()
-	var spent [2]time.Duration
-	claims := 0
-	for b.Loop() {
-		for k, flow := range []bool{true, false} {
-			now := time.Now()
-			rows, err := ex.JobClaim(ctx, &driver.JobClaimParams{
-				ClientID: "bench", Queue: "default", Topics: []string{"work"},
-				Limit: 10, Now: now, LockedUntil: now.Add(time.Minute), Flow: flow,
-			})
-			spent[k] += time.Since(now)
-			require.NoError(b, err)
-			b.StopTimer()
-			if len(rows) < 10 {
-				fill()
-			}
-			items := make([]*driver.JobFinalize, len(rows))
-			for i, r := range rows {
-				items[i] = &driver.JobFinalize{ID: r.ID, Attempt: r.Attempt, LockedBy: r.LockedBy, AttemptedAt: r.AttemptedAt,
-					Status: driver.StatusCompleted, FinalizedAt: now}
-			}
-			_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: items})
-			require.NoError(b, err)
-			b.StartTimer()
-		}
-		claims++
-	}
-	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(claims), "flow_ns")
-	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(claims), "bare_ns")
-	b.ReportMetric(float64(spent[0])/float64(spent[1]), "flow/bare")
+	})
 }

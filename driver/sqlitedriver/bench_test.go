@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/driver/drivertest"
 )
 
 // BenchmarkInsertSingle inserts one job per call through the driver's
@@ -159,54 +160,17 @@ func BenchmarkInsertSingleTx(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
 }
 
-// BenchmarkClaimFlowCost measures what flow control costs a claim of ten
-// jobs: claims with Flow (as a client makes them for a queue it has seen a
-// stored state for; this one has a state without limits) and without
-// (every other queue) alternate, one of each per iteration, on one
-// backlog, so that both meet the same load. flow_ns and bare_ns are their
-// mean times, flow/bare the ratio.
+// BenchmarkClaimFlowCost measures what flow control costs a claim (see
+// drivertest.BenchmarkClaimFlowCost).
 func BenchmarkClaimFlowCost(b *testing.B) {
 	d, _ := newDriver(b, 0)
 	ex := d.Executor()
-	ctx := b.Context()
-	_, err := ex.QueueStateSet(ctx, &driver.QueueStateSetParams{Queue: "default", Now: base})
-	require.NoError(b, err)
-	fill := func() {
+	drivertest.BenchmarkClaimFlowCost(b, ex, "email", func() time.Time { return base }, func() {
 		jobs := make([]*driver.JobInsert, 1000)
 		for k := range jobs {
 			jobs[k] = newJob()
 		}
-		_, err := ex.JobInsertMany(ctx, &driver.JobInsertManyParams{Jobs: jobs})
+		_, err := ex.JobInsertMany(b.Context(), &driver.JobInsertManyParams{Jobs: jobs})
 		require.NoError(b, err)
-	}
-	fill()
-	var spent [2]time.Duration
-	claims := 0
-	for b.Loop() {
-		for k, flow := range []bool{true, false} {
-			start := time.Now()
-			jobs, err := ex.JobClaim(ctx, &driver.JobClaimParams{
-				ClientID: "bench", Queue: "default", Topics: []string{"email"},
-				Limit: 10, Now: base, LockedUntil: base.Add(time.Minute), Flow: flow,
-			})
-			spent[k] += time.Since(start)
-			require.NoError(b, err)
-			b.StopTimer()
-			if len(jobs) < 10 {
-				fill()
-			}
-			fin := make([]*driver.JobFinalize, len(jobs))
-			for i, j := range jobs {
-				fin[i] = &driver.JobFinalize{ID: j.ID, Attempt: j.Attempt, LockedBy: "bench", AttemptedAt: j.AttemptedAt,
-					Status: driver.StatusCompleted, FinalizedAt: base}
-			}
-			_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: fin})
-			require.NoError(b, err)
-			b.StartTimer()
-		}
-		claims++
-	}
-	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(claims), "flow_ns")
-	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(claims), "bare_ns")
-	b.ReportMetric(float64(spent[0])/float64(spent[1]), "flow/bare")
+	})
 }
