@@ -5,6 +5,7 @@ go 1.27
 replace (
 	github.com/sluicehq/sluice => ../../
 	github.com/sluicehq/sluice/sluicepb => ../
+	github.com/sluicehq/sluice/sluiceweb/browsertest => ../../sluiceweb/browsertest
 )
 
 require (
@@ -12,6 +13,7 @@ require (
 	github.com/pocketbase/pocketbase v0.40.4
 	github.com/sluicehq/sluice v0.0.0-00010101000000-000000000000
 	github.com/sluicehq/sluice/sluicepb v0.0.0-00010101000000-000000000000
+	github.com/sluicehq/sluice/sluiceweb/browsertest v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -3,14 +3,9 @@ package browsertest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +19,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/sluicepb"
+	"github.com/sluicehq/sluice/sluiceweb/browsertest/chrome"
 )
 
 // flakyArgs are a job that fails while its upstream is down.
@@ -62,41 +58,41 @@ func TestJobsPanel(t *testing.T) {
 		return row.Status == sluice.StatusFailed
 	}, 20*time.Second, 10*time.Millisecond)
 
-	p := newPage(t)
-	p.do("opening the admin UI", chromedp.Navigate(url+"/_/#/login"))
-	p.wait("the login form", `!!document.querySelector("#login_identity")`)
-	p.do("logging in",
+	p := chrome.NewPage(t)
+	p.Do("opening the admin UI", chromedp.Navigate(url+"/_/#/login"))
+	p.Wait("the login form", `!!document.querySelector("#login_identity")`)
+	p.Do("logging in",
 		chromedp.SendKeys(chromedp.CSS("#login_identity"), rootEmail),
 		chromedp.SendKeys(chromedp.CSS("#login_pass"), rootPassword+kb.Enter),
 	)
-	p.wait("the Jobs link in the header", `!!document.querySelector('header a[href="#/jobs"]')`)
-	p.do("opening Jobs", chromedp.Click(chromedp.CSS(`header a[href="#/jobs"]`), chromedp.NodeVisible))
+	p.Wait("the Jobs link in the header", `!!document.querySelector('header a[href="#/jobs"]')`)
+	p.Do("opening Jobs", chromedp.Click(chromedp.CSS(`header a[href="#/jobs"]`), chromedp.NodeVisible))
 	frame := `document.querySelector("iframe.sluicepb-jobs")?.contentDocument`
-	p.wait("the dashboard in the panel", frame+`?.querySelector("nav a[href='#/jobs']") != null`)
-	p.eval(`String(document.querySelector("iframe.sluicepb-jobs").contentWindow.location.hash = "#/jobs/` + id + `")`)
+	p.Wait("the dashboard in the panel", frame+`?.querySelector("nav a[href='#/jobs']") != null`)
+	p.Eval(`String(document.querySelector("iframe.sluicepb-jobs").contentWindow.location.hash = "#/jobs/` + id + `")`)
 	badge := `(` + frame + `?.querySelector(".job-title .badge")?.textContent ?? "").trim()`
-	p.wait("the failed job", badge+` === "failed"`)
-	require.Contains(t, p.eval(`(`+frame+`?.querySelector(".timeline")?.textContent ?? "")`), "upstream said no")
+	p.Wait("the failed job", badge+` === "failed"`)
+	require.Contains(t, p.Eval(`(`+frame+`?.querySelector(".timeline")?.textContent ?? "")`), "upstream said no")
 
 	healthy.Store(true)
-	p.eval(`String(` + frame + `.querySelector(".actions button[data-action=requeue]").click())`)
-	p.wait("the confirmation", frame+`?.querySelector("dialog[open]") != null`)
-	p.eval(`String(` + frame + `.querySelector("dialog[open] .d-foot button:last-child").click())`)
-	p.wait("the requeued job to complete", badge+` === "completed"`)
-	p.screenshot("pocketbase-panel.png")
+	p.Eval(`String(` + frame + `.querySelector(".actions button[data-action=requeue]").click())`)
+	p.Wait("the confirmation", frame+`?.querySelector("dialog[open]") != null`)
+	p.Eval(`String(` + frame + `.querySelector("dialog[open] .d-foot button:last-child").click())`)
+	p.Wait("the requeued job to complete", badge+` === "completed"`)
+	screenshot(p, "pocketbase-panel.png")
 	row, err := client.Get(t.Context(), id)
 	require.NoError(t, err)
 	require.Equal(t, sluice.StatusCompleted, row.Status)
 	require.Equal(t, 2, row.Attempt)
 
 	// The standalone page takes the admin UI's session.
-	p.do("opening the standalone page", chromedp.Navigate(url+sluicepb.PanelPath))
+	p.Do("opening the standalone page", chromedp.Navigate(url+sluicepb.PanelPath))
 	standalone := `document.querySelector("iframe")?.contentDocument`
-	p.wait("the dashboard on the standalone page", standalone+`?.querySelector("nav a[href='#/jobs']") != null`)
-	p.eval(`String(document.querySelector("iframe").contentWindow.location.hash = "#/jobs/` + id + `")`)
-	p.wait("the job on the standalone page",
+	p.Wait("the dashboard on the standalone page", standalone+`?.querySelector("nav a[href='#/jobs']") != null`)
+	p.Eval(`String(document.querySelector("iframe").contentWindow.location.hash = "#/jobs/` + id + `")`)
+	p.Wait("the job on the standalone page",
 		`(`+standalone+`?.querySelector(".job-title .badge")?.textContent ?? "").trim() === "completed"`)
-	require.Empty(t, p.errors(), "console errors")
+	require.Empty(t, p.Errors(), "console errors")
 }
 
 // serveApp serves a PocketBase app with sluicepb on an ephemeral port, with
@@ -143,117 +139,10 @@ func serveApp(t *testing.T, setup func(*sluicepb.Jobs)) (*sluicepb.Jobs, string)
 	return jobs, url
 }
 
-// chromium returns the browser to drive: SLUICE_CHROMIUM, or the first of
-// the usual names on the PATH. The test fails without one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("SLUICE_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium found: install Debian's chromium package, or set SLUICE_CHROMIUM")
-	return ""
-}
-
-// page is a browser tab, with the console messages it printed.
-type page struct {
-	t   *testing.T
-	ctx context.Context
-
-	mu      sync.Mutex
-	console []chromedp.ConsoleMessage
-}
-
-// newPage starts a headless Chromium with a profile of its own and opens a
-// tab; both end with the test.
-func newPage(t *testing.T) *page {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)), "starting Chromium")
-	p := &page{t: t, ctx: ctx}
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			p.console = append(p.console, m)
-			p.mu.Unlock()
-		}
-	}()
-	return p
-}
-
-// do runs steps, failing the test if they take more than 30 s.
-func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	require.NoError(p.t, chromedp.Do(ctx, steps...), what)
-}
-
-// wait waits until the JavaScript expression is true.
-func (p *page) wait(what, expr string) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(25*time.Second)))
-	if err != nil {
-		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 1500)`))
-		p.t.Fatalf("waiting for %s (%s): %v\nthe page:\n%s\nconsole: %v", what, expr, err, state, p.errors())
-	}
-}
-
-// eval returns the value of a JavaScript expression.
-func (p *page) eval(expr string) string {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
-	require.NoError(p.t, err, expr)
-	return v
-}
-
 // screenshot saves the viewport in the directory SLUICE_SCREENSHOTS names
 // (docs/img for the docs), if it is set.
-func (p *page) screenshot(name string) {
-	p.t.Helper()
-	dir := os.Getenv("SLUICE_SCREENSHOTS")
-	if dir == "" {
-		return
+func screenshot(p *chrome.Page, name string) {
+	if dir := os.Getenv("SLUICE_SCREENSHOTS"); dir != "" {
+		p.Screenshot(dir, name)
 	}
-	buf, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
-	require.NoError(p.t, err, "screenshot "+name)
-	require.NoError(p.t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
-}
-
-// errors returns the console's errors and uncaught exceptions.
-func (p *page) errors() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for _, m := range p.console {
-		if m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleException {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s (%s:%s)", m, m.URL, strconv.Itoa(int(m.Line))))
-	}
-	return out
 }
