@@ -99,6 +99,9 @@ GROUP BY w.id, w.wait_policy`
 	// depStatusSQL: the status of the job $1.
 	depStatusSQL = `SELECT status FROM {t} WHERE id = $1`
 
+	// anyWaitingSQL: whether a job waits, read through the waiting index.
+	anyWaitingSQL = `SELECT EXISTS (SELECT FROM {t} WHERE wait_policy IS NOT NULL)`
+
 	// releaseSQL releases the waiting jobs $1.
 	releaseSQL = `UPDATE {t} AS j SET run_at = j.wait_run_at, wait_policy = NULL, wait_run_at = NULL
 WHERE j.id = ANY($1::uuid[]) AND j.wait_policy IS NOT NULL AND j.status = 'pending'
@@ -223,6 +226,12 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 	}
 	if p == nil || p.Limit < 1 {
 		return nil, errors.New("pgxdriver: release: nil params or a limit below 1")
+	}
+	// Most databases have no waiting job: one read answers, where a
+	// release is a transaction of three round trips.
+	var waiting bool
+	if err := e.db.QueryRow(ctx, e.d.fillFlow(anyWaitingSQL)).Scan(&waiting); err != nil || !waiting {
+		return nil, wrapErr(ctx, op, err)
 	}
 	var out []*driver.JobRow
 	// Page through the waiting jobs by ID, a transaction a page.
