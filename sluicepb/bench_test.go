@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -186,12 +185,20 @@ func BenchmarkRecordCreateUnderLoad(b *testing.B) {
 	if clientbench.Small() {
 		rounds, perRound = 2, 20
 	}
-	// The default pool, and a pool of two workers: fewer jobs at once
-	// leave more of the processors to the app.
-	for _, workers := range []int{10, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	// The default pool; the same without yielding to requests (the queue
+	// claims as if the app were idle); and a pool of two workers: fewer
+	// jobs at once leave more of the processors to the app.
+	for _, c := range []struct {
+		name string
+		cfg  sluicepb.Config
+	}{
+		{"workers=10", sluicepb.Config{}},
+		{"workers=10,yield=off", sluicepb.Config{YieldToRequests: -1}},
+		{"workers=2", sluicepb.Config{Workers: 2}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				m := createLatency(b, workers, rounds, perRound, backlog)
+				m := createLatency(b, &c.cfg, rounds, perRound, backlog)
 				b.ReportMetric(m.idle, "idle_p99_ms")
 				b.ReportMetric(m.loaded, "loaded_p99_ms")
 				b.ReportMetric(m.loaded/m.idle, "loaded/idle")
@@ -253,16 +260,16 @@ func (g *gate) close() {
 	}
 }
 
-// createLatency serves an app with a backlog of jobs and workers workers,
+// createLatency serves an app configured by cfg with a backlog of jobs,
 // and measures record creates, each followed by a health check, in
 // rounds: perRound with the workers held (the queue idle), then perRound
 // while they burn the backlog.
-func createLatency(b *testing.B, workers, rounds, perRound, backlog int) latencies {
+func createLatency(b *testing.B, cfg *sluicepb.Config, rounds, perRound, backlog int) latencies {
 	b.Helper()
 	var worked atomic.Int64
 	g := newGate()
 	g.close()
-	p := newApp(b, &sluicepb.Config{Workers: workers}, func(j *sluicepb.Jobs) {
+	p := newApp(b, cfg, func(j *sluicepb.Jobs) {
 		if err := sluicepb.AddWorker(j, sluice.WorkFunc(func(context.Context, *sluice.Job[clientbench.Args]) error {
 			g.wait()
 			worked.Add(1)

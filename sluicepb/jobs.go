@@ -47,6 +47,9 @@ type Jobs struct {
 	client  *sluice.Client[*sql.Tx]
 	started bool
 	web     *sluiceweb.Handler
+	// gate holds claims while the app serves writing requests; nil when
+	// Config.YieldToRequests is negative.
+	gate *requestGate
 }
 
 // Register adds a job queue to app and returns it. It binds the app's
@@ -74,6 +77,9 @@ func Register(app core.App, cfg *Config) (*Jobs, error) {
 		return nil, err
 	}
 	j := &Jobs{app: app, cfg: full, workers: sluice.NewWorkers()}
+	if full.YieldToRequests > 0 {
+		j.gate = &requestGate{max: full.YieldToRequests}
+	}
 	app.OnBootstrap().BindFunc(func(e *core.BootstrapEvent) error {
 		if err := e.Next(); err != nil {
 			return err
@@ -109,8 +115,11 @@ func (j *Jobs) open(app core.App) error {
 	if !ok1 || !ok2 {
 		return errors.New("sluicepb: open: data.db is not a *dbx.DB")
 	}
-	drv := &pbDriver{Driver: sqlitedriver.New(write.DB(),
-		sqlitedriver.WithTable(j.cfg.Table), sqlitedriver.WithReadDB(read.DB()))}
+	opts := []sqlitedriver.Option{sqlitedriver.WithTable(j.cfg.Table), sqlitedriver.WithReadDB(read.DB())}
+	if j.gate != nil {
+		opts = append(opts, sqlitedriver.WithClaimGate(j.gate.wait))
+	}
+	drv := &pbDriver{Driver: sqlitedriver.New(write.DB(), opts...)}
 	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
 	defer cancel()
 	if err := drv.Migrate(ctx); err != nil {
@@ -327,6 +336,9 @@ func (j *Jobs) serve(e *core.ServeEvent) error {
 			return fmt.Errorf("sluicepb: start: %w", err)
 		}
 		j.started = true
+	}
+	if j.gate != nil {
+		e.Router.Bind(j.gate.handler())
 	}
 	if !j.cfg.DisableHTTP {
 		if err := j.mount(e, c); err != nil {

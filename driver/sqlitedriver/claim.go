@@ -32,6 +32,11 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
 	}
+	if e.tx == nil && e.d.claimGate != nil {
+		if err := e.d.claimGate(ctx); err != nil {
+			return nil, wrapErr(ctx, op, err)
+		}
+	}
 	var jobs []*driver.JobRow
 	err = e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
 		jobs = nil

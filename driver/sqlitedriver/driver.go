@@ -1,6 +1,7 @@
 package sqlitedriver
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ type Driver struct {
 	readDB    *sql.DB
 	readStmts stmtCache
 	hub       hub
+	// claimGate, when set by [WithClaimGate], is waited for before each
+	// claim on the driver's handle.
+	claimGate func(ctx context.Context) error
 }
 
 // Option configures a [Driver].
@@ -72,6 +76,20 @@ func WithTable(name string) Option {
 // every operation on the handle passed to New.
 func WithReadDB(readDB *sql.DB) Option {
 	return func(d *Driver) { d.readDB = readDB }
+}
+
+// WithClaimGate makes every claim on the driver's handle (not those in a
+// caller's transaction) call gate first and wait for it to return; a
+// claim whose gate returns an error fails with it and claims nothing. It
+// is for applications whose own writes share SQLite's single writer with
+// the queue, as in PocketBase: a gate that waits while the application
+// has writes in flight lets them have the write connection, and the
+// processors, before the queue takes more jobs. A gate should wait only a
+// short, bounded time, or the queue stops taking jobs. Only claims wait:
+// completions, heartbeats and inserts of jobs do not, so a claim's gate
+// may wait for a request that enqueues a job without deadlock.
+func WithClaimGate(gate func(ctx context.Context) error) Option {
+	return func(d *Driver) { d.claimGate = gate }
 }
 
 // New returns a driver over db, a handle opened with modernc.org/sqlite,
