@@ -86,8 +86,9 @@ type Config struct {
 	// queue burns a backlog waits little longer than on an idle app, and
 	// the queue works fewer jobs per second meanwhile (no-op jobs on two
 	// cores: about half). Jobs already claimed run and complete all the
-	// while. Default DefaultYieldToRequests (10 ms); a negative value
-	// turns yielding off.
+	// while, and enqueues never wait. A request that lasts (a large
+	// upload) holds each claim for YieldToRequests, no longer. Default
+	// DefaultYieldToRequests (10 ms); a negative value turns yielding off.
 	YieldToRequests time.Duration
 
 	// ShutdownTimeout is how long the app's termination waits for running
