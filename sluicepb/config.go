@@ -87,8 +87,10 @@ type Config struct {
 	// the queue works fewer jobs per second meanwhile (no-op jobs on two
 	// cores: about half). Jobs already claimed run and complete all the
 	// while, and enqueues never wait. A request that lasts (a large
-	// upload) holds each claim for YieldToRequests, no longer. Default
-	// DefaultYieldToRequests (10 ms); a negative value turns yielding off.
+	// upload) holds each claim for YieldToRequests, no longer; a claim
+	// made inside a request (sluice's WorkNext with the request's
+	// context) does not wait. Default DefaultYieldToRequests (10 ms); at
+	// most MaxYieldToRequests (1 s); a negative value turns yielding off.
 	YieldToRequests time.Duration
 
 	// ShutdownTimeout is how long the app's termination waits for running
@@ -145,6 +147,8 @@ func (cfg *Config) withDefaults() (*Config, error) {
 		return nil, &ConfigError{Field: "LockDuration", Reason: "must not be negative"}
 	case c.ShutdownTimeout < 0:
 		return nil, &ConfigError{Field: "ShutdownTimeout", Reason: "must not be negative"}
+	case c.YieldToRequests > MaxYieldToRequests:
+		return nil, &ConfigError{Field: "YieldToRequests", Reason: fmt.Sprintf("%s is more than %s: a claim waits that long with its lease already counting", c.YieldToRequests, MaxYieldToRequests)}
 	}
 	for i, t := range c.AllowedTopics {
 		if t == "" {

@@ -2,6 +2,7 @@ package sluicepb
 
 import (
 	"database/sql"
+	"time"
 
 	"github.com/sluicehq/sluice/driver"
 )
@@ -13,3 +14,8 @@ func DriverOf(j *Jobs) driver.Driver[*sql.Tx] {
 	defer j.mu.Unlock()
 	return j.drv
 }
+
+// SetYieldMax sets how long j's claims wait for writing requests, beyond
+// what Config allows, for tests that must tell a held claim from one
+// whose wait ran out. Call it before the app serves.
+func SetYieldMax(j *Jobs, d time.Duration) { j.gate.max = d }

@@ -78,7 +78,7 @@ func Register(app core.App, cfg *Config) (*Jobs, error) {
 	}
 	j := &Jobs{app: app, cfg: full, workers: sluice.NewWorkers()}
 	if full.YieldToRequests > 0 {
-		j.gate = &requestGate{max: full.YieldToRequests}
+		j.gate = newRequestGate(full.YieldToRequests, full.Table)
 	}
 	app.OnBootstrap().BindFunc(func(e *core.BootstrapEvent) error {
 		if err := e.Next(); err != nil {
@@ -92,7 +92,7 @@ func Register(app core.App, cfg *Config) (*Jobs, error) {
 	// starts: a drain that began later could be cut short, and its jobs
 	// run again.
 	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
-		Id: "sluicepbStop",
+		Id: "sluicepbStop_" + full.Table,
 		Func: func(e *core.TerminateEvent) error {
 			j.stop()
 			return e.Next()

@@ -15,6 +15,10 @@ import (
 // the app's writing requests unless Config.YieldToRequests says otherwise.
 const DefaultYieldToRequests = 10 * time.Millisecond
 
+// MaxYieldToRequests is the longest Config.YieldToRequests may be: the
+// claim's lease is counted from before it waits.
+const MaxYieldToRequests = time.Second
+
 const (
 	// servingWindow is how recent the app's last request must be for the
 	// app to count as serving.
@@ -39,8 +43,13 @@ const (
 // completions are written, all the while.
 type requestGate struct {
 	max time.Duration
-	// seen is when the last request of any kind came, in Unix nanoseconds.
-	seen atomic.Int64
+	// id names the middleware, one per queue of the app.
+	id string
+	// start is when the gate was made, and seen when the last request of
+	// any kind came, in nanoseconds since start: monotonic, whatever the
+	// wall clock does.
+	start time.Time
+	seen  atomic.Int64
 
 	mu sync.Mutex
 	n  int // writing requests in flight
@@ -80,14 +89,35 @@ func (g *requestGate) leave() {
 	}
 }
 
+// newRequestGate returns a gate whose claims wait at most max, for the
+// queue in table.
+func newRequestGate(max time.Duration, table string) *requestGate {
+	g := &requestGate{max: max, id: "sluicepbYieldToRequests_" + table, start: time.Now()}
+	g.seen.Store(-int64(servingWindow))
+	return g
+}
+
+// serving reports whether the app has served a request within
+// servingWindow.
+func (g *requestGate) serving() bool {
+	return time.Since(g.start)-time.Duration(g.seen.Load()) < servingWindow
+}
+
+// inRequestKey marks the context of a request the gate counts.
+type inRequestKey struct{}
+
 // wait is the driver's claim gate. While the app is serving it pauses for
 // claimPause; then it returns when no writing request is in flight, or
 // g.max after it was called, whichever comes first; or with ctx's error
-// when ctx ends before.
+// when ctx ends before. A claim made inside a request (its context comes
+// from the request's) does not wait: it would wait for itself.
 func (g *requestGate) wait(ctx context.Context) error {
+	if ctx.Value(inRequestKey{}) != nil {
+		return nil
+	}
 	t := time.NewTimer(g.max)
 	defer t.Stop()
-	if time.Since(time.Unix(0, g.seen.Load())) < servingWindow {
+	if g.serving() {
 		pause := time.NewTimer(claimPause)
 		defer pause.Stop()
 		select {
@@ -114,18 +144,19 @@ func (g *requestGate) wait(ctx context.Context) error {
 
 // handler is the router middleware that counts requests. It runs before
 // every other, so a writing request counts from when PocketBase routes it
-// until its answer is written.
+// until its handlers return (a panic included).
 func (g *requestGate) handler() *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
-		Id:       "sluicepbYieldToRequests",
+		Id:       g.id,
 		Priority: -1_000_000,
 		Func: func(e *core.RequestEvent) error {
-			g.seen.Store(time.Now().UnixNano())
+			g.seen.Store(int64(time.Since(g.start)))
 			if !writes(e.Request.Method) {
 				return e.Next()
 			}
 			g.enter()
 			defer g.leave()
+			e.Request = e.Request.WithContext(context.WithValue(e.Request.Context(), inRequestKey{}, true))
 			return e.Next()
 		},
 	}

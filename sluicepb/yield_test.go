@@ -25,9 +25,9 @@ func TestClaimsYieldToWritingRequests(t *testing.T) {
 		yield  time.Duration
 		held   bool
 	}{
-		{"POST held", http.MethodPost, time.Minute, true},
-		{"DELETE held", http.MethodDelete, time.Minute, true},
-		{"GET not held", http.MethodGet, time.Minute, false},
+		{"POST held", http.MethodPost, time.Second, true},
+		{"DELETE held", http.MethodDelete, time.Second, true},
+		{"GET not held", http.MethodGet, time.Second, false},
 		{"yielding off", http.MethodPost, -1, false},
 	}
 	for _, tc := range cases {
@@ -35,6 +35,11 @@ func TestClaimsYieldToWritingRequests(t *testing.T) {
 			t.Parallel()
 			started := make(chan string, 1)
 			p := newApp(t, &sluicepb.Config{YieldToRequests: tc.yield}, func(j *sluicepb.Jobs) {
+				if tc.yield > 0 {
+					// Longer than the test, so that a claim never runs
+					// out of patience while the request lasts.
+					sluicepb.SetYieldMax(j, time.Hour)
+				}
 				require.NoError(t, sluicepb.AddWorker(j, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[ChargeArgs]) error {
 					started <- job.Args.Order
 					return nil

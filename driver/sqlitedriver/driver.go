@@ -85,7 +85,9 @@ func WithReadDB(readDB *sql.DB) Option {
 // the queue, as in PocketBase: a gate that waits while the application
 // has writes in flight lets them have the write connection, and the
 // processors, before the queue takes more jobs. A gate should wait only a
-// short, bounded time, or the queue stops taking jobs. Only claims wait:
+// short, bounded time, or the queue stops taking jobs; and the claim's
+// times (its Now and LockedUntil) were fixed before it, so its wait comes
+// out of the claimed jobs' leases. Only claims wait:
 // completions, heartbeats and inserts of jobs do not, so a claim's gate
 // may wait for a request that enqueues a job without deadlock.
 func WithClaimGate(gate func(ctx context.Context) error) Option {
