@@ -194,11 +194,12 @@ func (h *eventHub) emit(kind EventKind, job *JobRow, d time.Duration) {
 
 // emitLog sends an EventLogged of rec, logged by job's worker d into its
 // attempt. It costs one atomic load when nobody subscribes.
-func (h *eventHub) emitLog(job *JobRow, rec LogRecord, d time.Duration) {
+func (h *eventHub) emitLog(job *JobRow, rec *LogRecord, d time.Duration) {
 	if !h.wants(EventLogged) {
 		return
 	}
-	h.post(Event{Kind: EventLogged, Job: job, At: rec.Time, Duration: d, Log: &rec})
+	log := *rec // rec is the caller's: a copy only when sent
+	h.post(Event{Kind: EventLogged, Job: job, At: rec.Time, Duration: d, Log: &log})
 }
 
 // post sends ev, or holds it until its job's enqueued event is sent.

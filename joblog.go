@@ -98,7 +98,8 @@ func (jr *jobRun) logger() *slog.Logger {
 	}
 	cfg := jr.run.cfg
 	l := &jobLog{}
-	l.logger = slog.New(&jobHandler{jr: jr, log: l, base: cfg.Logger.Handler(), keep: cfg.JobLogs.Level})
+	l.handler = jobHandler{jr: jr, log: l, base: cfg.Logger.Handler(), keep: cfg.JobLogs.Level}
+	l.logger = slog.New(&l.handler)
 	if cfg.JobLogs.MaxRecords > 0 {
 		l.records = slices.Clone(jr.row.Logs)
 		l.dropped = jr.row.LogsDropped
@@ -116,6 +117,8 @@ func (jr *jobRun) logger() *slog.Logger {
 // within the bounds, and which of their versions was last written.
 type jobLog struct {
 	logger *slog.Logger
+	// handler is logger's, allocated with the rest.
+	handler jobHandler
 
 	mu      sync.Mutex
 	records []LogRecord
@@ -196,10 +199,10 @@ type lazyHandler struct {
 }
 
 // jobAttrs are the attributes the client logger's records of a job carry
-// first.
-func (h *jobHandler) jobAttrs() []slog.Attr {
+// first; an array, which costs no allocation where it does not escape.
+func (h *jobHandler) jobAttrs() [3]slog.Attr {
 	row := h.jr.row
-	return []slog.Attr{slog.String("job_id", row.ID), slog.String("topic", row.Topic), slog.Int("attempt", row.Attempt)}
+	return [3]slog.Attr{slog.String("job_id", row.ID), slog.String("topic", row.Topic), slog.Int("attempt", row.Attempt)}
 }
 
 // handler returns the handler records go to with their attributes alone:
@@ -207,7 +210,8 @@ func (h *jobHandler) jobAttrs() []slog.Attr {
 // for a handler with frames.
 func (h *jobHandler) handler() slog.Handler {
 	h.inner.once.Do(func() {
-		inner := h.base.WithAttrs(h.jobAttrs())
+		attrs := h.jobAttrs()
+		inner := h.base.WithAttrs(attrs[:])
 		for _, f := range h.frames {
 			if f.group != "" {
 				inner = inner.WithGroup(f.group)
@@ -242,7 +246,7 @@ func (h *jobHandler) Handle(ctx context.Context, r slog.Record) error {
 		rec := LogRecord{Attempt: jr.row.Attempt, Level: r.Level, Time: jr.run.cfg.now(),
 			Message: driver.CleanText(r.Message, MaxLogMessageBytes), Attrs: h.attrs(r)}
 		h.log.add(rec, &jr.run.cfg.JobLogs)
-		jr.run.events.emitLog(jr.row, rec, rec.Time.Sub(jr.row.AttemptedAt))
+		jr.run.events.emitLog(jr.row, &rec, rec.Time.Sub(jr.row.AttemptedAt))
 	}
 	switch {
 	case !h.base.Enabled(ctx, r.Level):
@@ -254,7 +258,8 @@ func (h *jobHandler) Handle(ctx context.Context, r slog.Record) error {
 	// made with them would write them: that costs less than making one,
 	// which a job logging once would pay in full.
 	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
-	out.AddAttrs(h.jobAttrs()...)
+	attrs := h.jobAttrs()
+	out.AddAttrs(attrs[:]...)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(a)
 		return true

@@ -3,6 +3,7 @@ package sluiceotel_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -62,13 +64,7 @@ func burnDown[TTx any](b *testing.B, traced, logLine bool, open func(*testing.B)
 		b.StopTimer()
 		configure := func(*sluice.Config) {}
 		if traced {
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-			mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(tp), sluiceotel.WithMeterProvider(mp))
-			if err != nil {
-				b.Fatal(err)
-			}
+			mw, _ := tracedMiddleware(b)
 			configure = func(cfg *sluice.Config) {
 				cfg.EnqueueMiddleware = []sluice.EnqueueMiddleware{mw}
 				cfg.WorkMiddleware = []sluice.WorkMiddleware{mw}
@@ -79,6 +75,21 @@ func burnDown[TTx any](b *testing.B, traced, logLine bool, open func(*testing.B)
 		b.StartTimer()
 		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{LogLine: logLine, Configure: configure})
 	}
+}
+
+// tracedMiddleware returns a Middleware that samples every span and
+// exports them in batches to an exporter that drops them, and records its
+// metrics for a manual reader; and its TracerProvider.
+func tracedMiddleware(b *testing.B) (*sluiceotel.Middleware, *sdktrace.TracerProvider) {
+	b.Helper()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(tp), sluiceotel.WithMeterProvider(mp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw, tp
 }
 
 // sqliteDriver returns a driver over a fresh SQLite file.
@@ -141,6 +152,33 @@ func backlog[TTx any](b *testing.B, d driver.Driver[TTx], n int, configure func(
 			params[k] = sluice.EnqueueParams{Args: clientbench.Args{N: i + k}}
 		}
 		if _, err := c.EnqueueMany(context.Background(), params[:min(len(params), n-i)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWork measures Middleware.Work alone, around a worker that does
+// nothing, without a database: reading the job's trace context from its
+// metadata, the work span (sampled, exported in batches to an exporter
+// that drops them) and the job's metrics. What it reports is what the
+// middleware adds to every job, SDK included.
+func BenchmarkWork(b *testing.B) {
+	mw, tp := tracedMiddleware(b)
+	ctx, parent := tp.Tracer("bench").Start(context.Background(), "request")
+	parent.End()
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	meta, err := json.Marshal(carrier)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	job := &sluice.JobRow{ID: "0190f1d2-8c3a-7b4e-9f00-0123456789ab", Topic: "bench", Queue: sluice.QueueDefault,
+		Attempt: 1, Metadata: meta, RunAt: now, AttemptedAt: now}
+	next := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := mw.Work(context.Background(), job, next); err != nil {
 			b.Fatal(err)
 		}
 	}

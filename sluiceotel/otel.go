@@ -58,6 +58,8 @@ type Middleware struct {
 	traceContextOnly bool
 	// labels holds a *labels for each topic and queue seen.
 	labels sync.Map
+	// starts keeps *workStart values for reuse.
+	starts sync.Pool
 }
 
 // labels are what the spans and metrics of one topic and queue share,
@@ -65,7 +67,10 @@ type Middleware struct {
 type labels struct {
 	workSpan  string
 	spanAttrs []attribute.KeyValue // of a work span, before the job's own
-	set       metric.MeasurementOption
+	// add and record are the options of every measurement: the topic
+	// and queue as one attribute set.
+	add    []metric.AddOption
+	record []metric.RecordOption
 }
 
 // topicQueue keys Middleware.labels.
@@ -78,11 +83,13 @@ func (m *Middleware) labelsFor(topic, queue string) *labels {
 		return l.(*labels)
 	}
 	attrs := []attribute.KeyValue{attribute.String("sluice.topic", topic), attribute.String("sluice.queue", queue)}
+	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
 	l := &labels{
 		workSpan: "sluice.work " + topic,
 		spanAttrs: append(slices.Clip(attrs), attribute.String("messaging.system", "sluice"),
 			attribute.String("messaging.operation.type", "process")),
-		set: metric.WithAttributeSet(attribute.NewSet(attrs...)),
+		add:    []metric.AddOption{set},
+		record: []metric.RecordOption{set},
 	}
 	actual, _ := m.labels.LoadOrStore(key, l)
 	return actual.(*labels)
@@ -95,6 +102,7 @@ func New(opts ...Option) (*Middleware, error) {
 		opt(&o)
 	}
 	m := &Middleware{tracer: o.tp.Tracer(scope), meter: o.mp.Meter(scope), prop: o.prop}
+	m.starts.New = newWorkStart
 	fields := o.prop.Fields()
 	slices.Sort(fields)
 	m.traceContextOnly = slices.Equal(fields, []string{"traceparent", "tracestate"})
@@ -150,7 +158,7 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 		if r.Duplicate {
 			continue
 		}
-		m.enqueued.Add(ctx, 1, m.labelsFor(jobs[i].Topic, r.Job.Queue).set)
+		m.enqueued.Add(ctx, 1, m.labelsFor(jobs[i].Topic, r.Job.Queue).add...)
 	}
 	if len(res) == 1 {
 		span.SetAttributes(attribute.String("messaging.message.id", res[0].Job.ID))
@@ -161,49 +169,122 @@ func (m *Middleware) Enqueue(ctx context.Context, jobs []*sluice.EnqueueJob,
 // Work implements sluice.WorkMiddleware: a consumer span around the work,
 // child of the span that enqueued the job, and the job's metrics.
 func (m *Middleware) Work(ctx context.Context, job *sluice.JobRow, next func(context.Context) error) error {
-	ctx = m.prop.Extract(ctx, m.metadataCarrier(job.Metadata))
 	l := m.labelsFor(job.Topic, job.Queue)
-	attrs := make([]attribute.KeyValue, len(l.spanAttrs), len(l.spanAttrs)+2)
-	copy(attrs, l.spanAttrs)
-	ctx, span := m.tracer.Start(ctx, l.workSpan, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(append(attrs, attribute.String("messaging.message.id", job.ID),
-			attribute.Int("sluice.attempt", job.Attempt))...))
+	ctx, span := m.startWork(ctx, job, l)
 	defer span.End()
 	if !job.AttemptedAt.IsZero() {
-		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), l.set)
+		m.lag.Record(ctx, max(job.AttemptedAt.Sub(job.RunAt), 0).Seconds(), l.record...)
 	}
 	start := time.Now()
 	err := next(ctx)
-	m.duration.Record(ctx, time.Since(start).Seconds(), l.set)
+	m.duration.Record(ctx, time.Since(start).Seconds(), l.record...)
 	if err != nil {
-		m.failed.Add(ctx, 1, l.set)
+		m.failed.Add(ctx, 1, l.add...)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return err
 	}
-	m.completed.Add(ctx, 1, l.set)
+	m.completed.Add(ctx, 1, l.add...)
 	return nil
 }
 
-// metadataCarrier returns the string values of a job's metadata as a
-// carrier of trace context; empty when it has none. With W3C trace
-// context alone, it decodes only its two values.
-func (m *Middleware) metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
+// workStart is what starting a work span takes besides its name: the
+// carrier of the job's trace context, the span's attributes and the
+// options that hold them. Middleware.starts keeps them for reuse, as none
+// is referred to once the span has started: propagators read a carrier
+// while they extract, and trace.NewSpanStartConfig copies the attributes
+// out of the options.
+type workStart struct {
+	carrier traceCarrier
+	attrs   []attribute.KeyValue
+	opts    []trace.SpanStartOption
+}
+
+// workSpanAttrs is how many attributes a work span starts with: those of
+// labels.spanAttrs, the job's ID and its attempt.
+const workSpanAttrs = 6
+
+// newWorkStart returns a workStart whose options refer to its attributes.
+func newWorkStart() any {
+	w := &workStart{attrs: make([]attribute.KeyValue, workSpanAttrs)}
+	w.opts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(w.attrs...)}
+	return w
+}
+
+// startWork starts the work span of job, child of the context its
+// metadata carries.
+func (m *Middleware) startWork(ctx context.Context, job *sluice.JobRow, l *labels) (context.Context, trace.Span) {
+	w := m.starts.Get().(*workStart)
+	defer func() {
+		w.carrier = traceCarrier{}
+		clear(w.attrs)
+		m.starts.Put(w)
+	}()
+	if m.traceContextOnly && w.carrier.read(job.Metadata) {
+		ctx = m.prop.Extract(ctx, &w.carrier)
+	} else {
+		ctx = m.prop.Extract(ctx, metadataCarrier(job.Metadata))
+	}
+	n := copy(w.attrs, l.spanAttrs)
+	w.attrs[n] = attribute.String("messaging.message.id", job.ID)
+	w.attrs[n+1] = attribute.Int("sluice.attempt", job.Attempt)
+	return m.tracer.Start(ctx, l.workSpan, w.opts...)
+}
+
+// traceCarrier is a propagation.TextMapCarrier of W3C trace context alone:
+// traceparent and tracestate.
+type traceCarrier struct{ parent, state string }
+
+// read sets c from metadata, without decoding its other values; false
+// when it cannot (see traceContext).
+func (c *traceCarrier) read(meta json.RawMessage) bool {
+	if len(meta) == 0 {
+		return true
+	}
+	var ok bool
+	c.parent, c.state, ok = traceContext(meta)
+	return ok
+}
+
+// Get implements propagation.TextMapCarrier.
+func (c *traceCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.parent
+	case "tracestate":
+		return c.state
+	}
+	return ""
+}
+
+// Set implements propagation.TextMapCarrier.
+func (c *traceCarrier) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		c.parent = value
+	case "tracestate":
+		c.state = value
+	}
+}
+
+// Keys implements propagation.TextMapCarrier.
+func (c *traceCarrier) Keys() []string {
+	keys := make([]string, 0, 2)
+	if c.parent != "" {
+		keys = append(keys, "traceparent")
+	}
+	if c.state != "" {
+		keys = append(keys, "tracestate")
+	}
+	return keys
+}
+
+// metadataCarrier returns the string values of a job's metadata, decoded
+// in full, as a carrier of trace context; empty when it has none.
+func metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
 	c := propagation.MapCarrier{}
 	if len(meta) == 0 {
 		return c
-	}
-	if m.traceContextOnly {
-		if parent, state, ok := traceContext(meta); ok {
-			if parent != "" {
-				c["traceparent"] = parent
-			}
-			if state != "" {
-				c["tracestate"] = state
-			}
-			return c
-		}
-		// Escapes, or a value of another type: as below.
 	}
 	var all map[string]any
 	if json.Unmarshal(meta, &all) != nil {

@@ -3,6 +3,7 @@ package sluiceotel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -182,7 +184,7 @@ func TestWorkReadsTraceContextFromMetadata(t *testing.T) {
 		mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
 			sluiceotel.WithPropagator(prop))
 		require.NoError(t, err)
-		for _, tc := range []struct {
+		for i, tc := range []struct {
 			meta  string
 			child bool
 		}{
@@ -196,7 +198,7 @@ func TestWorkReadsTraceContextFromMetadata(t *testing.T) {
 			{`{"nested": {"traceparent": ` + tp + `}}`, false},
 			{``, false},
 		} {
-			job := &sluice.JobRow{ID: "j", Topic: "mail", Queue: "default", Attempt: 1, Metadata: []byte(tc.meta)}
+			job := &sluice.JobRow{ID: fmt.Sprint("j", i), Topic: "mail", Queue: "default", Attempt: i + 1, Metadata: []byte(tc.meta)}
 			var got trace.SpanContext
 			require.NoError(t, mw.Work(t.Context(), job, func(ctx context.Context) error {
 				got = trace.SpanContextFromContext(ctx)
@@ -207,6 +209,15 @@ func TestWorkReadsTraceContextFromMetadata(t *testing.T) {
 			require.Equal(t, got.SpanID(), work.SpanContext().SpanID())
 			require.Equal(t, tc.child, work.Parent().SpanID() == parent.SpanContext().SpanID(), "metadata %s", tc.meta)
 			require.Equal(t, tc.child, work.SpanContext().TraceID() == parent.SpanContext().TraceID(), "metadata %s", tc.meta)
+			// Each span has its own job's attributes, though what starts
+			// them is reused from job to job.
+			require.Equal(t, "sluice.work mail", work.Name())
+			require.Equal(t, trace.SpanKindConsumer, work.SpanKind())
+			require.ElementsMatch(t, []attribute.KeyValue{
+				attribute.String("sluice.topic", "mail"), attribute.String("sluice.queue", "default"),
+				attribute.String("messaging.system", "sluice"), attribute.String("messaging.operation.type", "process"),
+				attribute.String("messaging.message.id", job.ID), attribute.Int("sluice.attempt", job.Attempt),
+			}, work.Attributes())
 		}
 	}
 }
