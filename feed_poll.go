@@ -60,6 +60,8 @@ type seen struct {
 type note struct {
 	state   *JobState
 	deleted bool
+	// sent is when the note was made, after the commit.
+	sent time.Time
 }
 
 func newPoller[TTx any](c *Client[TTx]) *poller {
@@ -101,6 +103,10 @@ func (p *poller) run(f *feed) {
 		case ns := <-p.notes:
 			f.publish(p, p.applyNotes(ns))
 		case <-t.C:
+			// Notes that came before the tick go first: a read
+			// would otherwise report what they say, and they the
+			// same again.
+			p.drainNotes(f)
 			changes, err := p.read(true)
 			if err != nil {
 				if !p.failing && p.ctx.Err() == nil {
@@ -282,14 +288,37 @@ func (p *poller) evict(wall time.Time) {
 	}
 }
 
+// drainNotes publishes the notes waiting for the poller.
+func (p *poller) drainNotes(f *feed) {
+	for {
+		select {
+		case ns := <-p.notes:
+			f.publish(p, p.applyNotes(ns))
+		default:
+			return
+		}
+	}
+}
+
 // applyNotes records what this client enqueued or did and returns the
 // changes it shows.
+//
+// A note made before the last read began is passed over: that read saw
+// the note's commit, or a later state of the job, and reported it. Applied
+// after the read, it could report the job going back to where it was: a
+// job cancelled, requeued and cancelled again, whose requeue's note
+// waited while a read saw the second cancel, would be reported requeued
+// once more. (A deleted job stays deleted, so its note is always
+// applied.)
 func (p *poller) applyNotes(ns []note) []Change {
 	wall, now := time.Now(), p.now()
 	var changes []Change
 	for _, n := range ns {
 		var ch Change
 		var ok bool
+		if !n.deleted && n.sent.Before(p.lastWall) {
+			continue
+		}
 		if n.deleted {
 			ch, ok = p.forget(n.state.ID, n.state, wall)
 		} else {
@@ -316,8 +345,9 @@ func (f *feed) note(rows []*JobRow, deleted bool) {
 		return
 	}
 	ns := make([]note, len(rows))
+	sent := time.Now()
 	for i, r := range rows {
-		ns[i] = note{state: r.State(), deleted: deleted}
+		ns[i] = note{state: r.State(), deleted: deleted, sent: sent}
 	}
 	select {
 	case p.notes <- ns:
