@@ -41,11 +41,19 @@ type poller struct {
 	done   chan struct{}
 
 	// Owned by run's goroutine.
-	mem      map[string]*seen
-	running  []string
-	lastWall time.Time // the wall clock at the last read (for IDs)
+	mem     map[string]*seen
+	running []string
+	// lastWall is the wall clock at the last read, for IDs; with its
+	// monotonic reading kept (no UTC, no Round), since it also tells the
+	// jobs the last read returned (seen.readAt).
+	lastWall time.Time
+	// lastEnd is when the last read's statements had all returned, by
+	// the monotonic clock: notes made before it may be older than what
+	// the read saw (see applyNotes).
+	lastEnd  time.Time
 	lastNow  time.Time // the client's clock at the last read (for times)
 	failing  bool
+	resynced bool // the last read reported a resync
 }
 
 // seen is the state the poller last reported of a job, and when a read or
@@ -54,6 +62,7 @@ type seen struct {
 	state   *JobState
 	at      time.Time
 	deleted bool
+	readAt  time.Time // the wall clock of the last read that returned the job
 }
 
 // note is a job this client enqueued or acted on, committed.
@@ -145,8 +154,8 @@ func (p *poller) read(report bool) ([]Change, error) {
 		return nil, fmt.Errorf("count changes: %w", err)
 	}
 	if c := counted.Counted; max(c.Running, c.Created, c.Finalized, c.Acted) > p.cfg.MaxRows {
-		p.lastWall, p.lastNow = wall, now
-		p.running, p.failing = nil, false
+		p.lastWall, p.lastNow, p.lastEnd = wall, now, time.Now()
+		p.running, p.failing, p.resynced = nil, false, true
 		if !report {
 			return nil, nil
 		}
@@ -159,8 +168,9 @@ func (p *poller) read(report bool) ([]Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read changes: %w", err)
 	}
-	p.lastWall, p.lastNow = wall, now
+	p.lastWall, p.lastNow, p.lastEnd = wall, now, time.Now()
 	changes := p.apply(res, wall)
+	p.resynced = p.failing || len(changes) == 1 && changes[0].Kind == ChangeResync
 	p.evict(wall)
 	if p.failing {
 		// Changes older than the lag may have been missed meanwhile.
@@ -206,6 +216,9 @@ func (p *poller) apply(res *driver.JobChanges, wall time.Time) []Change {
 		if s := latest[id]; s != nil {
 			if ch, ok := p.observe(s, wall, acted[id]); ok {
 				changes = append(changes, ch)
+			}
+			if m := p.mem[id]; m != nil {
+				m.readAt = wall
 			}
 		}
 	}
@@ -288,9 +301,10 @@ func (p *poller) evict(wall time.Time) {
 	}
 }
 
-// drainNotes publishes the notes waiting for the poller.
+// drainNotes publishes the notes waiting for the poller when it is
+// called, not those that come meanwhile.
 func (p *poller) drainNotes(f *feed) {
-	for {
+	for range len(p.notes) {
 		select {
 		case ns := <-p.notes:
 			f.publish(p, p.applyNotes(ns))
@@ -303,20 +317,24 @@ func (p *poller) drainNotes(f *feed) {
 // applyNotes records what this client enqueued or did and returns the
 // changes it shows.
 //
-// A note made before the last read began is passed over: that read saw
-// the note's commit, or a later state of the job, and reported it. Applied
-// after the read, it could report the job going back to where it was: a
-// job cancelled, requeued and cancelled again, whose requeue's note
-// waited while a read saw the second cancel, would be reported requeued
-// once more. (A deleted job stays deleted, so its note is always
-// applied.)
+// A note made before the last read ended is passed over when that read
+// returned the job, or reported a resync. Either the read saw the note's
+// commit, or a later state of the job, and reported it; or the commit came
+// after the read's statement, and the next read reports it, an interval
+// later. Applied after the read, it could report the job going back to
+// where it was: a job cancelled, requeued and cancelled again, whose
+// requeue's note came while a read saw the second cancel, would be
+// reported requeued once more. A note of a job the read did not return (an
+// enqueue whose ID is not of its time, from Config.NewJobID) is applied:
+// it is the job's only report. A deleted job stays deleted, so its note
+// is always applied.
 func (p *poller) applyNotes(ns []note) []Change {
 	wall, now := time.Now(), p.now()
 	var changes []Change
 	for _, n := range ns {
 		var ch Change
 		var ok bool
-		if !n.deleted && n.sent.Before(p.lastWall) {
+		if !n.deleted && n.sent.Before(p.lastEnd) && (p.resynced || p.readByLast(n.state.ID)) {
 			continue
 		}
 		if n.deleted {
@@ -345,9 +363,12 @@ func (f *feed) note(rows []*JobRow, deleted bool) {
 		return
 	}
 	ns := make([]note, len(rows))
-	sent := time.Now()
 	for i, r := range rows {
-		ns[i] = note{state: r.State(), deleted: deleted, sent: sent}
+		ns[i] = note{state: r.State(), deleted: deleted}
+	}
+	sent := time.Now()
+	for i := range ns {
+		ns[i].sent = sent
 	}
 	select {
 	case p.notes <- ns:
@@ -423,4 +444,10 @@ func insertedRows(results []driver.JobInsertResult) []*JobRow {
 		}
 	}
 	return rows
+}
+
+// readByLast reports whether the last read returned job id.
+func (p *poller) readByLast(id string) bool {
+	m := p.mem[id]
+	return m != nil && m.readAt.Equal(p.lastWall)
 }
