@@ -84,12 +84,15 @@ func (m *Middleware) labelsFor(topic, queue string) *labels {
 	}
 	attrs := []attribute.KeyValue{attribute.String("sluice.topic", topic), attribute.String("sluice.queue", queue)}
 	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	// An array of spanLabels, so that a label added here and not there
+	// does not compile.
+	spanAttrs := [spanLabels]attribute.KeyValue{attrs[0], attrs[1], attribute.String("messaging.system", "sluice"),
+		attribute.String("messaging.operation.type", "process")}
 	l := &labels{
-		workSpan: "sluice.work " + topic,
-		spanAttrs: append(slices.Clip(attrs), attribute.String("messaging.system", "sluice"),
-			attribute.String("messaging.operation.type", "process")),
-		add:    []metric.AddOption{set},
-		record: []metric.RecordOption{set},
+		workSpan:  "sluice.work " + topic,
+		spanAttrs: spanAttrs[:],
+		add:       []metric.AddOption{set},
+		record:    []metric.RecordOption{set},
 	}
 	actual, _ := m.labels.LoadOrStore(key, l)
 	return actual.(*labels)
@@ -193,16 +196,21 @@ func (m *Middleware) Work(ctx context.Context, job *sluice.JobRow, next func(con
 // options that hold them. Middleware.starts keeps them for reuse, as none
 // is referred to once the span has started: propagators read a carrier
 // while they extract, and trace.NewSpanStartConfig copies the attributes
-// out of the options.
+// out of the options. That is how the OpenTelemetry SDK (and the no-op
+// tracer) use them; a tracer of another make that kept the options
+// themselves would see them reused.
 type workStart struct {
 	carrier traceCarrier
 	attrs   []attribute.KeyValue
 	opts    []trace.SpanStartOption
 }
 
+// spanLabels is how many attributes labels.spanAttrs holds.
+const spanLabels = 4
+
 // workSpanAttrs is how many attributes a work span starts with: those of
 // labels.spanAttrs, the job's ID and its attempt.
-const workSpanAttrs = 6
+const workSpanAttrs = spanLabels + 2
 
 // newWorkStart returns a workStart whose options refer to its attributes.
 func newWorkStart() any {
