@@ -363,12 +363,9 @@ func (f *feed) note(rows []*JobRow, deleted bool) {
 		return
 	}
 	ns := make([]note, len(rows))
-	for i, r := range rows {
-		ns[i] = note{state: r.State(), deleted: deleted}
-	}
 	sent := time.Now()
-	for i := range ns {
-		ns[i].sent = sent
+	for i, r := range rows {
+		ns[i] = note{state: r.State(), deleted: deleted, sent: sent}
 	}
 	select {
 	case p.notes <- ns:

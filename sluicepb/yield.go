@@ -108,15 +108,15 @@ type inRequestKey struct{}
 
 // wait is the driver's claim gate. While the app is serving it pauses for
 // claimPause; then it returns when no writing request is in flight, or
-// g.max after it was called, whichever comes first; or with ctx's error
-// when ctx ends before. A claim made inside a request (its context comes
-// from the request's) does not wait: it would wait for itself.
+// g.max later, whichever comes first; or with ctx's error when ctx ends
+// before. A claim made inside a request (its context comes from the
+// request's) does not wait: it would wait for itself. With no request
+// about, as in a queue burning a backlog on its own, it costs a clock
+// reading and a lock.
 func (g *requestGate) wait(ctx context.Context) error {
 	if ctx.Value(inRequestKey{}) != nil {
 		return nil
 	}
-	t := time.NewTimer(g.max)
-	defer t.Stop()
 	if g.serving() {
 		pause := time.NewTimer(claimPause)
 		defer pause.Stop()
@@ -132,6 +132,8 @@ func (g *requestGate) wait(ctx context.Context) error {
 	if n == 0 {
 		return nil
 	}
+	t := time.NewTimer(g.max)
+	defer t.Stop()
 	select {
 	case <-idle:
 		return nil
