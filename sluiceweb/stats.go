@@ -211,14 +211,26 @@ func (h *Handler) clients(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// queueStateResponse answers POST api/queues/{name}/pause and resume.
-type queueStateResponse struct {
-	Queue             string    `json:"queue"`
-	Paused            bool      `json:"paused"`
-	MaxRunning        int       `json:"max_running,omitempty"`
-	RateLimit         int       `json:"rate_limit,omitempty"`
-	RatePeriodSeconds float64   `json:"rate_period_seconds,omitempty"`
-	UpdatedAt         time.Time `json:"updated_at"`
+// QueueStateResponse is a queue's stored flow control as the API answers
+// it (POST api/queues/{name}/pause and resume), and as `sluice queue
+// --json` prints it.
+type QueueStateResponse struct {
+	// Queue is the queue's name.
+	Queue string `json:"queue"`
+	// Paused, MaxRunning, RateLimit and RatePeriodSeconds are
+	// sluice.QueueState's, the period in seconds.
+	Paused            bool    `json:"paused"`
+	MaxRunning        int     `json:"max_running,omitempty"`
+	RateLimit         int     `json:"rate_limit,omitempty"`
+	RatePeriodSeconds float64 `json:"rate_period_seconds,omitempty"`
+	// UpdatedAt is when the state was last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// NewQueueStateResponse returns s as the API answers it.
+func NewQueueStateResponse(s *sluice.QueueState) QueueStateResponse {
+	return QueueStateResponse{Queue: s.Queue, Paused: s.Paused, MaxRunning: s.MaxRunning,
+		RateLimit: s.RateLimit, RatePeriodSeconds: s.RatePeriod.Seconds(), UpdatedAt: s.UpdatedAt}
 }
 
 // pauseQueue serves POST api/queues/{name}/pause (pause true) and
@@ -239,7 +251,6 @@ func (h *Handler) pauseQueue(pause bool) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, queueStateResponse{Queue: s.Queue, Paused: s.Paused, MaxRunning: s.MaxRunning,
-			RateLimit: s.RateLimit, RatePeriodSeconds: s.RatePeriod.Seconds(), UpdatedAt: s.UpdatedAt})
+		writeJSON(w, http.StatusOK, NewQueueStateResponse(s))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb"
 )
 
 func queueCommands() []command {
@@ -87,7 +88,7 @@ func runQueue(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if c.json {
-		return writeJSON(c.out(), st)
+		return writeJSON(c.out(), sluiceweb.NewQueueStateResponse(st))
 	}
 	fmt.Fprintf(c.out(), "queue %s: %s\n", st.Queue, describeQueue(st))
 	return nil
@@ -119,10 +120,11 @@ func (c *cli) queueList(ctx context.Context) error {
 		return err
 	}
 	if c.json {
-		if states == nil {
-			states = []*sluice.QueueState{}
+		items := make([]sluiceweb.QueueStateResponse, len(states))
+		for i, st := range states {
+			items[i] = sluiceweb.NewQueueStateResponse(st)
 		}
-		return writeJSON(c.out(), map[string]any{"items": states})
+		return writeJSON(c.out(), map[string]any{"items": items})
 	}
 	if len(states) == 0 {
 		fmt.Fprintln(c.out(), "no queue is paused or limited")

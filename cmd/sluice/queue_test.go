@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb"
 )
 
 // TestQueue pauses, resumes and limits a queue, and sees each state stored
@@ -17,7 +17,7 @@ func TestQueue(t *testing.T) {
 		ctx := t.Context()
 		require.Contains(t, d.run(t, "queue", "list").ok(t), "no queue is paused or limited")
 
-		st := decode[sluice.QueueState](t, d.run(t, "queue", "pause", "mail", "--json").ok(t))
+		st := decode[sluiceweb.QueueStateResponse](t, d.run(t, "queue", "pause", "mail", "--json").ok(t))
 		require.Equal(t, "mail", st.Queue)
 		require.True(t, st.Paused)
 		stored, err := d.lib.QueueStates(ctx)
@@ -30,18 +30,18 @@ func TestQueue(t *testing.T) {
 		out := d.run(t, "queue", "limit", "mail", "--rate", "10", "--per", "1s").ok(t)
 		require.Contains(t, out, "at most 3 running at once, at most 10 started per 1s", "the limit not given is kept")
 
-		st = decode[sluice.QueueState](t, d.run(t, "queue", "resume", "mail", "--json").ok(t))
+		st = decode[sluiceweb.QueueStateResponse](t, d.run(t, "queue", "resume", "mail", "--json").ok(t))
 		require.False(t, st.Paused)
 		require.Equal(t, 3, st.MaxRunning)
 		require.Equal(t, 10, st.RateLimit)
-		require.Equal(t, time.Second, st.RatePeriod)
+		require.Equal(t, time.Second.Seconds(), st.RatePeriodSeconds)
 		list := decode[struct {
-			Items []*sluice.QueueState `json:"items"`
+			Items []*sluiceweb.QueueStateResponse `json:"items"`
 		}](t, d.run(t, "queue", "list", "--json").ok(t))
 		require.Len(t, list.Items, 1)
 		require.False(t, list.Items[0].Paused)
 
-		st = decode[sluice.QueueState](t, d.run(t, "queue", "limit", "mail", "--max-running", "0", "--rate", "0", "--json").ok(t))
+		st = decode[sluiceweb.QueueStateResponse](t, d.run(t, "queue", "limit", "mail", "--max-running", "0", "--rate", "0", "--json").ok(t))
 		require.Zero(t, st.MaxRunning)
 		require.Zero(t, st.RateLimit)
 
