@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -156,13 +155,14 @@ func checkDependencies(deps []string, policy DependencyPolicy) ([]string, Depend
 		if err != nil || len(id) != 36 {
 			return nil, "", &OptionsError{Field: "DependsOn", Reason: fmt.Sprintf("%q is not a job ID", id)}
 		}
-		id = strings.ToLower(u.String())
-		if !slices.Contains(out, id) {
-			out = append(out, id)
+		id = u.String() // lowercase
+		if slices.Contains(out, id) {
+			continue
 		}
-	}
-	if len(out) > MaxDependencies {
-		return nil, "", &OptionsError{Field: "DependsOn", Reason: fmt.Sprintf("more than %d jobs", MaxDependencies)}
+		if len(out) == MaxDependencies {
+			return nil, "", &OptionsError{Field: "DependsOn", Reason: fmt.Sprintf("more than %d jobs", MaxDependencies)}
+		}
+		out = append(out, id)
 	}
 	return out, policy, nil
 }

@@ -49,9 +49,7 @@ RETURNING ` + queueColumns
 
 	// claimLockLazySQL is claimLockSQL and the settings of lazy in one
 	// statement, which a claim on the pool sends before the claim itself.
-	claimLockLazySQL = `WITH locked AS (` + claimLockSQL + `)
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true),
-	(SELECT count(*) FROM locked)`
+	claimLockLazySQL = `WITH locked AS (` + claimLockSQL + ")\n" + lazy + `, (SELECT count(*) FROM locked)`
 
 	// claimRoomSQL is the most jobs a claim of queue $4, at most $6, may
 	// take at $3 under the queue's state: none while paused, what is
