@@ -137,16 +137,11 @@ func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobIn
 		ids[n], _ = parseUUID(j.ID)
 		deps[n], policies[n] = string(b), string(j.OnDependencyFailure)
 	}
-	if _, err := db.Exec(ctx, e.d.fillFlow(waitSQL), ids, deps, policies, driver.WaitingRunAt); err != nil {
+	if _, err := db.Exec(ctx, e.d.q.wait, ids, deps, policies, driver.WaitingRunAt); err != nil {
 		return err
 	}
 	rowcodec.MarkWaiting(results, jobs, waits)
 	return nil
-}
-
-// fillFlow fills in the tables of a flow statement.
-func (d *Driver) fillFlow(query string) string {
-	return d.q.flowReplacer.Replace(query)
 }
 
 // QueueStateSet changes a queue's state with one upsert.
@@ -168,7 +163,7 @@ func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetPar
 		m := int64(*p.MaxRunning)
 		maxRunning = &m
 	}
-	s, err := scanQueueState(e.db.QueryRow(ctx, e.d.fillFlow(queueSetSQL), p.Queue, p.Paused, maxRunning, limit, period, p.Now))
+	s, err := scanQueueState(e.db.QueryRow(ctx, e.d.q.queueSet, p.Queue, p.Paused, maxRunning, limit, period, p.Now))
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -181,7 +176,7 @@ func (e *executor) QueueStateList(ctx context.Context, p *driver.QueueStateListP
 	if err := e.start(ctx, op); err != nil {
 		return nil, err
 	}
-	rows, err := e.db.Query(ctx, e.d.fillFlow(queueListSQL))
+	rows, err := e.db.Query(ctx, e.d.q.queueList)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -228,7 +223,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 	// Most databases have no waiting job: one read answers, where a
 	// release is a transaction of three round trips.
 	var waiting bool
-	if err := e.db.QueryRow(ctx, e.d.fillFlow(anyWaitingSQL)).Scan(&waiting); err != nil || !waiting {
+	if err := e.db.QueryRow(ctx, e.d.q.anyWaiting).Scan(&waiting); err != nil || !waiting {
 		return nil, wrapErr(ctx, op, err)
 	}
 	var out []*driver.JobRow
@@ -254,7 +249,7 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 	out []*driver.JobRow, last pgtype.UUID, seen int, err error) {
 	err = e.atomic(ctx, func(db dbtx) error {
 		out, last, seen = nil, after, 0
-		rows, err := db.Query(ctx, e.d.fillFlow(waitingSQL), p.Limit, after)
+		rows, err := db.Query(ctx, e.d.q.waiting, p.Limit, after)
 		if err != nil {
 			return err
 		}
@@ -292,7 +287,7 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 		for _, b := range bad {
 			var status string
 			if u, ok := parseUUID(b.dep); ok {
-				err := db.QueryRow(ctx, e.d.fillFlow(depStatusSQL), u).Scan(&status)
+				err := db.QueryRow(ctx, e.d.q.depStatus, u).Scan(&status)
 				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 					return err
 				}
@@ -304,12 +299,12 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 			cancel, errs = append(cancel, b.id), append(errs, string(msg))
 		}
 		if len(release) > 0 {
-			if out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseSQL), release); err != nil {
+			if out, err = appendQueried(ctx, db, out, e.d.q.release, release); err != nil {
 				return err
 			}
 		}
 		if len(cancel) > 0 {
-			out, err = appendQueried(ctx, db, out, e.d.fillFlow(releaseCancelSQL), cancel, p.Now, errs)
+			out, err = appendQueried(ctx, db, out, e.d.q.releaseCancel, cancel, p.Now, errs)
 		}
 		return err
 	})

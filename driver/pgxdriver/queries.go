@@ -238,8 +238,8 @@ type queries struct {
 	// claimLock locks a limited queue's state before a claim, and
 	// claimLockLazy does it with the settings of lazy.
 	claimLock, claimLockLazy string
-	// flowReplacer fills in the statements of flow control.
-	flowReplacer *strings.Replacer
+	// The statements of flow control: queue states and waiting jobs.
+	wait, queueSet, queueList, anyWaiting, waiting, depStatus, release, releaseCancel string
 }
 
 func newQueries(table, counts, countLog, channel, queues string) *queries {
@@ -253,7 +253,14 @@ func newQueries(table, counts, countLog, channel, queues string) *queries {
 	return &queries{
 		claimLock:     fill(claimLockSQL),
 		claimLockLazy: fill(claimLockLazySQL),
-		flowReplacer:  r,
+		wait:          r.Replace(waitSQL),
+		queueSet:      r.Replace(queueSetSQL),
+		queueList:     r.Replace(queueListSQL),
+		anyWaiting:    r.Replace(anyWaitingSQL),
+		waiting:       r.Replace(waitingSQL),
+		depStatus:     r.Replace(depStatusSQL),
+		release:       r.Replace(releaseSQL),
+		releaseCancel: r.Replace(releaseCancelSQL),
 		channel:       channel,
 		insertRows:    fill(insertRowsSQL),
 		insertTagged:  fill(insertTaggedSQL),
