@@ -178,7 +178,7 @@ func (c *Client[TTx]) actOneTx(ctx context.Context, tx TTx, a act, id string) (*
 
 // actMany runs a on the jobs f selects.
 func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, f *JobFilter) ([]*JobRow, error) {
-	if f == nil || f.selectsAll() {
+	if f == nil || f.IsZero() {
 		return nil, fmt.Errorf("%s jobs: %w", a, &FilterError{Field: "JobFilter", Reason: "selects every job; set at least one field"})
 	}
 	jf, err := f.params()
@@ -210,8 +210,9 @@ func (c *Client[TTx]) actManyTx(ctx context.Context, tx TTx, a act, f *JobFilter
 	return c.actMany(ctx, c.driver.UnwrapExecutor(tx), a, f)
 }
 
-// selectsAll reports whether f sets no field.
-func (f *JobFilter) selectsAll() bool {
+// IsZero reports whether f sets no field, and so selects every job: the
+// bulk actions refuse such a filter.
+func (f *JobFilter) IsZero() bool {
 	return len(f.Statuses) == 0 && len(f.Topics) == 0 && len(f.Queues) == 0 && f.UniqueKey == "" &&
 		f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() && f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() &&
 		len(f.Tags) == 0 && len(f.Metadata) == 0

@@ -123,7 +123,5 @@ func (ff *filterFlags) filter() sluice.JobFilter {
 // empty reports whether no filter flag was given.
 func (ff *filterFlags) empty() bool {
 	f := ff.filter()
-	return len(f.Statuses) == 0 && len(f.Topics) == 0 && len(f.Queues) == 0 && f.UniqueKey == "" &&
-		f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() && f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() &&
-		len(f.Tags) == 0 && len(f.Metadata) == 0
+	return f.IsZero()
 }
