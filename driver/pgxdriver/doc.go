@@ -44,7 +44,10 @@
 // partial unique index keeps one live job per unique key. Claims, rescues
 // and completions reach their rows through the primary key in a shape no
 // plan can turn into a scan of the whole table, whatever the statistics
-// say. The table is created with fillfactor 90 and autovacuum scale
+// say; the statistics still choose whether a claim takes the first
+// pending jobs from the pending index or reads and sorts all of them, so a
+// running client analyzes the table when the planner's estimate of a
+// queue's pending jobs is far below the counts ([Driver.Maintain]). The table is created with fillfactor 90 and autovacuum scale
 // factors of 0.01 (vacuum) and 0.02 (analyze): a queue table is updated far
 // more than it grows, and its live part is small next to its dead tuples.
 // Finished jobs stay until something deletes them.

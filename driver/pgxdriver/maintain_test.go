@@ -2,6 +2,7 @@ package pgxdriver_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -103,4 +104,69 @@ func TestMaintainStartedBeforeTheTableExists(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return vacuums(t, pool, schema, "sluice_jobs") > 0 }, 30*time.Second, 50*time.Millisecond,
 		"the table was never vacuumed")
+}
+
+// analyzes returns how often the schema's jobs table has been analyzed by
+// anything but autovacuum.
+func analyzes(t *testing.T, pool *pgxpool.Pool, schema string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT analyze_count FROM pg_stat_user_tables
+		WHERE schemaname = $1 AND relname = 'sluice_jobs'`, schema).Scan(&n))
+	return n
+}
+
+// A backlog on a table the planner has no statistics of (here, never
+// analyzed, as a fresh table filled faster than autovacuum comes round,
+// and vacuumed but not analyzed) makes it expect a handful of pending
+// jobs; at 300,000 it then claimed by reading and sorting all of them,
+// 165 ms a claim. A running client sees the estimate is far off the
+// counts and analyzes the table. A queue with few pending jobs is left
+// alone.
+func TestClientAnalyzesWhenThePlannerMisjudgesPendingJobs(t *testing.T) {
+	t.Parallel()
+	d, pool, schema := newDriver(t, pgxdriver.WithVacuumPolicy(10*time.Millisecond, 1<<40, 0))
+	ctx := t.Context()
+	_, err := pool.Exec(ctx, `ALTER TABLE sluice_jobs SET (autovacuum_enabled = false)`)
+	require.NoError(t, err)
+	maintain := func() {
+		mctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		d.Maintain(mctx, quiet) // returns when mctx ends
+	}
+	_, err = d.Executor().JobInsertMany(ctx, params(jobs(500, "default")))
+	require.NoError(t, err)
+	maintain()
+	require.Zero(t, analyzes(t, pool, schema), "analyzed for 500 pending jobs")
+
+	for range 15 {
+		_, err = d.Executor().JobInsertMany(ctx, params(jobs(2000, "default")))
+		require.NoError(t, err)
+	}
+	// A vacuum (Maintain's own, or autovacuum's) sets the table's size in
+	// the catalog, but no column statistics.
+	_, err = pool.Exec(ctx, `VACUUM sluice_jobs`)
+	require.NoError(t, err)
+	expected := func() float64 {
+		var plan []byte
+		require.NoError(t, pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT FROM sluice_jobs
+			WHERE status = 'pending' AND queue = 'default'`).Scan(&plan))
+		var explained []struct {
+			Plan struct {
+				Rows float64 `json:"Plan Rows"`
+			}
+		}
+		require.NoError(t, json.Unmarshal(plan, &explained))
+		return explained[0].Plan.Rows
+	}
+	require.Less(t, expected(), 30_500.0/10, "the planner no longer misjudges a table it has no statistics of")
+
+	maintain()
+	require.Equal(t, int64(1), analyzes(t, pool, schema))
+	require.InDelta(t, 30_500, expected(), 3_000)
+	claimSQL, _, _ := d.Queries()
+	plan := explainMode(t, pool, "force_custom_plan", "EXPLAIN", claimSQL,
+		"c", time.Now(), time.Now(), "default", []string{"work"}, 100)
+	require.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+	require.Contains(t, plan, "Index Scan using sluice_jobs_claim_idx", "plan:\n%s", plan)
 }
