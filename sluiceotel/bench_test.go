@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,10 +15,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/driver"
@@ -27,16 +33,19 @@ import (
 
 // burnDownCases are the variants of a burn-down each benchmark below runs:
 // plain, with tracing and metrics on (every span sampled and exported in
-// batches to an exporter that drops them, metrics recorded), and with
-// tracing and one log line per job. Run them in one program, alternating
-// (-count), to compare.
+// batches to an exporter that drops them, metrics recorded), with tracing
+// and one log line per job, and the floor of that: the same SDK calls and
+// log line made by a middleware of a few lines (floorMiddleware), with
+// nothing carried between processes and nothing kept with the job. Run
+// them in one program, alternating (-count), to compare.
 var burnDownCases = []struct {
-	name            string
-	traced, logLine bool
+	name                   string
+	traced, logLine, floor bool
 }{
-	{"Plain", false, false},
-	{"Traced", true, false},
-	{"TracedLogging", true, true},
+	{"Plain", false, false, false},
+	{"Traced", true, false, false},
+	{"TracedLogging", true, true, false},
+	{"Floor", false, false, true},
 }
 
 // BenchmarkWorkBacklog works a backlog of 100k no-op jobs on SQLite with
@@ -44,7 +53,7 @@ var burnDownCases = []struct {
 // through the same Config, so traced jobs carry their trace context.
 func BenchmarkWorkBacklog(b *testing.B) {
 	for _, c := range burnDownCases {
-		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, sqliteDriver) })
+		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, c.floor, sqliteDriver) })
 	}
 }
 
@@ -52,13 +61,13 @@ func BenchmarkWorkBacklog(b *testing.B) {
 // server named by SLUICE_TEST_DATABASE_URL.
 func BenchmarkClientWorkBacklog(b *testing.B) {
 	for _, c := range burnDownCases {
-		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, pgDriver) })
+		b.Run(c.name, func(b *testing.B) { burnDown(b, c.traced, c.logLine, c.floor, pgDriver) })
 	}
 }
 
 // burnDown works a backlog of 100k jobs on drivers open makes, traced or
-// not, logging one line per job or not.
-func burnDown[TTx any](b *testing.B, traced, logLine bool, open func(*testing.B) driver.Driver[TTx]) {
+// not, logging one line per job or not, or with floorMiddleware.
+func burnDown[TTx any](b *testing.B, traced, logLine, floor bool, open func(*testing.B) driver.Driver[TTx]) {
 	n := clientbench.Size(100_000)
 	for b.Loop() {
 		b.StopTimer()
@@ -69,6 +78,10 @@ func burnDown[TTx any](b *testing.B, traced, logLine bool, open func(*testing.B)
 				cfg.EnqueueMiddleware = []sluice.EnqueueMiddleware{mw}
 				cfg.WorkMiddleware = []sluice.WorkMiddleware{mw}
 			}
+		}
+		if floor {
+			mw := floorMiddleware(b)
+			configure = func(cfg *sluice.Config) { cfg.WorkMiddleware = []sluice.WorkMiddleware{mw} }
 		}
 		d := open(b)
 		backlog(b, d, n, configure)
@@ -90,6 +103,45 @@ func tracedMiddleware(b *testing.B) (*sluiceotel.Middleware, *sdktrace.TracerPro
 		b.Fatal(err)
 	}
 	return mw, tp
+}
+
+// floorMiddleware returns work middleware that makes, for each job, the
+// OpenTelemetry SDK calls Middleware makes (a consumer span with the same
+// attributes, sampled and exported in batches to an exporter that drops
+// them; the lag and duration histograms and the completed counter) and
+// writes one log line with the job's attributes to a text handler writing
+// to io.Discard, as TracedLogging's Config.Logger. It reads no trace
+// context from the job and keeps nothing with it: what tracing every job
+// and logging a line cost before sluice does anything for them.
+func floorMiddleware(b *testing.B) sluice.WorkMiddleware {
+	b.Helper()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tracer, meter := tp.Tracer("floor"), mp.Meter("floor")
+	lag, err1 := meter.Float64Histogram("lag")
+	duration, err2 := meter.Float64Histogram("duration")
+	completed, err3 := meter.Int64Counter("completed")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		b.Fatal(err)
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(attribute.String("sluice.topic", "bench"),
+		attribute.String("sluice.queue", sluice.QueueDefault)))
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return sluice.WorkMiddlewareFunc(func(ctx context.Context, job *sluice.JobRow, next func(context.Context) error) error {
+		ctx, span := tracer.Start(ctx, "sluice.work "+job.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(attribute.String("sluice.topic", job.Topic), attribute.String("sluice.queue", job.Queue),
+				attribute.String("messaging.system", "sluice"), attribute.String("messaging.operation.type", "process"),
+				attribute.String("messaging.message.id", job.ID), attribute.Int("sluice.attempt", job.Attempt)))
+		defer span.End()
+		lag.Record(ctx, job.AttemptedAt.Sub(job.RunAt).Seconds(), set)
+		start := time.Now()
+		err := next(ctx)
+		duration.Record(ctx, time.Since(start).Seconds(), set)
+		completed.Add(ctx, 1, set)
+		logger.InfoContext(ctx, "worked", "job_id", job.ID, "topic", job.Topic, "attempt", job.Attempt)
+		return err
+	})
 }
 
 // sqliteDriver returns a driver over a fresh SQLite file.
