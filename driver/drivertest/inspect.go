@@ -141,6 +141,11 @@ func (h *harness[TTx]) listVia(ex driver.Executor, p *driver.JobListParams) *dri
 
 func testListFilter[TTx any](h *harness[TTx], m mode) {
 	rows := h.fixture()
+	// A job waiting for another is selected by the time it is to run at
+	// (JobRow.RunAt), not the time that keeps claims off it.
+	w := h.waiter(driver.DependencyCancel, rows[12].ID) // pending
+	w.Topic, w.RunAt = "insp_1", h.at(2*time.Minute)
+	rows = append(rows, h.insert(w)[0])
 	byID := map[string]*driver.JobRow{}
 	for _, r := range rows {
 		byID[r.ID] = r

@@ -52,7 +52,9 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 		q.Add("unique_key = ", f.UniqueKey)
 	}
 	q.timeRange("created_at", f.CreatedFrom, f.CreatedBefore)
-	q.timeRange("run_at", f.RunAtFrom, f.RunAtBefore)
+	// A job waiting for others keeps its run time in wait_run_at, and a
+	// time past any bound in run_at, so that no claim takes it.
+	q.timeRange("coalesce(wait_run_at, run_at)", f.RunAtFrom, f.RunAtBefore)
 	if tags := distinct(f.Tags); len(tags) > 0 {
 		ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
 		cond, arg := q.d.Tags(ph, tags, f.AnyTag)
