@@ -156,3 +156,18 @@ func BenchmarkClientLatency(b *testing.B) {
 		clientbench.Latency(b, d, samples, 250*time.Millisecond)
 	}
 }
+
+// BenchmarkClientWorkBacklog100kWaiting is BenchmarkClientWorkBacklog100k
+// while 20,000 jobs wait for a job that never runs, which the release
+// pass of the client looks at every poll interval.
+func BenchmarkClientWorkBacklog100kWaiting(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, pool := benchDriver(b)
+		backlog(b, pool, n, "pending")
+		clientbench.Waiting(b, d, clientbench.Size(20_000))
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{})
+	}
+}

@@ -80,8 +80,9 @@ WHERE s.queue = $4 AND s.rate_limit IS NOT NULL AND EXISTS (SELECT FROM claimed)
 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, deps, policy)
 WHERE j.id = u.id`
 
-	// waitingSQL reads up to $1 waiting jobs with IDs after $2, locked, with what their
-	// dependencies are: for each, the number of dependencies completed,
+	// waitingSQL reads up to $1 waiting jobs with IDs after $2, without
+	// locking them (the statements that settle a job check again that it
+	// waits), with what their dependencies are: for each, the number of dependencies completed,
 	// and the first (by ID) that is failed, cancelled or gone, with its
 	// status (NULL when gone).
 	waitingSQL = `SELECT w.id, w.wait_policy, count(*),
@@ -89,7 +90,7 @@ WHERE j.id = u.id`
 	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
 	min(dep.id) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
 FROM (SELECT id, wait_policy, depends_on FROM {t}
-	WHERE wait_policy IS NOT NULL AND status = 'pending' AND id > $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) AS w
+	WHERE wait_policy IS NOT NULL AND status = 'pending' AND id > $2 ORDER BY id LIMIT $1) AS w
 CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
 LEFT JOIN {t} AS d ON d.id = dep.id::uuid
 GROUP BY w.id, w.wait_policy`
@@ -227,7 +228,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		return nil, wrapErr(ctx, op, err)
 	}
 	var out []*driver.JobRow
-	// Page through the waiting jobs by ID, a transaction a page.
+	// Page through the waiting jobs by ID.
 	after := pgtype.UUID{Valid: true}
 	for {
 		page, last, seen, err := e.releasePage(ctx, p, after)
@@ -242,48 +243,23 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 	}
 }
 
-// releasePage settles, in one transaction, up to p.Limit waiting jobs
-// with IDs after after, and returns the jobs it changed, the last ID it
-// looked at, and how many jobs it looked at.
+// releasePage settles up to p.Limit waiting jobs with IDs after after,
+// and returns the jobs it changed, the last ID it looked at, and how many
+// jobs it looked at. It reads them without locking them, and opens a
+// transaction only when some can be settled: the statements that settle
+// a job check again that it waits, so one that another client settled or
+// a user cancelled meanwhile is left as it is. (Locking every waiting job
+// at every pass wrote each of their rows, each pass.)
 func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after pgtype.UUID) (
 	out []*driver.JobRow, last pgtype.UUID, seen int, err error) {
+	release, bad, last, seen, err := e.readWaiting(ctx, p.Limit, after)
+	if err != nil || len(release)+len(bad) == 0 {
+		return nil, last, seen, err
+	}
 	err = e.atomic(ctx, func(db dbtx) error {
-		out, last, seen = nil, after, 0
-		rows, err := db.Query(ctx, e.d.q.waiting, p.Limit, after)
-		if err != nil {
-			return err
-		}
-		var (
-			release, cancel []pgtype.UUID
-			errs            []string
-			bad             []pendingBad
-		)
-		for rows.Next() {
-			var (
-				id              pgtype.UUID
-				policy          string
-				n, done, failed int
-				firstBad        pgtype.Text
-			)
-			if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
-				rows.Close()
-				return err
-			}
-			seen++
-			if bytes.Compare(id.Bytes[:], last.Bytes[:]) > 0 {
-				last = id
-			}
-			switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
-			case rel:
-				release = append(release, id)
-			case can:
-				bad = append(bad, pendingBad{id, firstBad.String})
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+		out = nil
+		var cancel []pgtype.UUID
+		var errs []string
 		for _, b := range bad {
 			var status string
 			if u, ok := parseUUID(b.dep); ok {
@@ -298,6 +274,7 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 			}
 			cancel, errs = append(cancel, b.id), append(errs, string(msg))
 		}
+		var err error
 		if len(release) > 0 {
 			if out, err = appendQueried(ctx, db, out, e.d.q.release, release); err != nil {
 				return err
@@ -309,6 +286,41 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 		return err
 	})
 	return out, last, seen, err
+}
+
+// readWaiting reads up to limit waiting jobs with IDs after after, and
+// returns those to release, those to cancel (each with the dependency that
+// made it), the last ID read and how many jobs it read.
+func (e *executor) readWaiting(ctx context.Context, limit int, after pgtype.UUID) (
+	release []pgtype.UUID, bad []pendingBad, last pgtype.UUID, seen int, err error) {
+	last = after
+	rows, err := e.db.Query(ctx, e.d.q.waiting, limit, after)
+	if err != nil {
+		return nil, nil, last, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id              pgtype.UUID
+			policy          string
+			n, done, failed int
+			firstBad        pgtype.Text
+		)
+		if err := rows.Scan(&id, &policy, &n, &done, &failed, &firstBad); err != nil {
+			return nil, nil, last, 0, err
+		}
+		seen++
+		if bytes.Compare(id.Bytes[:], last.Bytes[:]) > 0 {
+			last = id
+		}
+		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
+		case rel:
+			release = append(release, id)
+		case can:
+			bad = append(bad, pendingBad{id, firstBad.String})
+		}
+	}
+	return release, bad, last, seen, rows.Err()
 }
 
 // appendQueried appends the jobs query returns to jobs.

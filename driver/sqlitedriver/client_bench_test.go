@@ -141,3 +141,18 @@ func BenchmarkMemoryWithMillionPending(b *testing.B) {
 		b.ReportMetric(stop(), "rss_MiB")
 	}
 }
+
+// BenchmarkWorkBacklogWaiting is BenchmarkWorkBacklog while 20,000 jobs
+// wait for a job that never runs, which the release pass of the client
+// looks at every poll interval.
+func BenchmarkWorkBacklogWaiting(b *testing.B) {
+	n := clientbench.Size(100_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, db := benchDriver(b)
+		backlog(b, db, n, "pending")
+		clientbench.Waiting(b, d, clientbench.Size(20_000))
+		b.StartTimer()
+		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{})
+	}
+}

@@ -244,7 +244,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		return nil, err
 	}
 	var out []*driver.JobRow
-	// Page through the waiting jobs by ID, a transaction a page.
+	// Page through the waiting jobs by ID.
 	for after := ""; ; {
 		page, last, seen, err := e.releasePage(ctx, p, after)
 		if err != nil {
@@ -258,19 +258,28 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 	}
 }
 
-// releasePage settles, in one transaction, up to p.Limit waiting jobs
-// with IDs after after, and returns the jobs it changed, the last ID it
-// looked at, and how many jobs it looked at.
+// releasePage settles up to p.Limit waiting jobs with IDs after after,
+// and returns the jobs it changed, the last ID it looked at, and how many
+// jobs it looked at. It reads them without the write lock, and takes it
+// only when some can be settled: the statements that settle a job check
+// again that it waits, so one that another client settled or a user
+// cancelled meanwhile is left as it is.
 func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after string) (
 	out []*driver.JobRow, last string, seen int, err error) {
 	fq := e.d.fq
-	err = e.writeTx(ctx, "release", []string{fq.waiting, fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
+	var release []string
+	var bad [][2]string
+	err = e.read(ctx, "release", func(r runner) error {
+		var err error
+		release, bad, last, seen, err = readWaiting(ctx, r, fq.waiting, p.Limit, after)
+		return err
+	})
+	if err != nil || len(release)+len(bad) == 0 {
+		return nil, last, seen, err
+	}
+	err = e.writeTx(ctx, "release", []string{fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
 		out = nil
-		release, bad, lastSeen, n, err := readWaiting(ctx, r, fq.waiting, p.Limit, after)
-		if err != nil {
-			return err
-		}
-		last, seen = lastSeen, n
+		var err error
 		for _, id := range release {
 			if out, err = appendQueried(ctx, r, out, fq.release, id); err != nil {
 				return err

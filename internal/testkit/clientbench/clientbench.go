@@ -309,3 +309,33 @@ func Size(n int) int {
 	}
 	return n
 }
+
+// blocker is the job Waiting's jobs wait for: no client of these
+// benchmarks has a worker for its topic, so it never runs.
+type blocker struct{}
+
+// Topic names the blocker.
+func (blocker) Topic() string { return "bench_blocker" }
+
+// Waiting enqueues into d a job no benchmark client works and n jobs of
+// Args waiting for it, which therefore wait for as long as the benchmark
+// runs: what a release pass looks at every tick.
+func Waiting[TTx any](b *testing.B, d driver.Driver[TTx], n int) {
+	b.Helper()
+	c := Client(b, d, nil)
+	ctx := context.Background()
+	res, err := c.Enqueue(ctx, blocker{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := make([]sluice.EnqueueParams, 1000)
+	for i := 0; i < n; i += len(params) {
+		for k := range params {
+			params[k] = sluice.EnqueueParams{Args: Args{N: -1 - i - k},
+				Options: &sluice.EnqueueOptions{DependsOn: []string{res.Job.ID}}}
+		}
+		if _, err := c.EnqueueMany(ctx, params[:min(len(params), n-i)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
