@@ -64,14 +64,9 @@ func (c *cli) act(ctx context.Context, a action, args []string) error {
 	if len(pos) > 0 {
 		return c.actOnIDs(ctx, jc, a, pos)
 	}
-	f := ff.filter()
-	rows, err := c.actByFilter(ctx, jc, a, f)
+	ids, err := c.actByFilter(ctx, jc, a, ff.filter())
 	if err != nil {
 		return err
-	}
-	ids := make([]string, len(rows))
-	for i, row := range rows {
-		ids[i] = row.ID
 	}
 	if c.json {
 		return writeJSON(c.out(), actJSON{Action: a.verb, Count: len(ids), IDs: ids})
@@ -108,14 +103,16 @@ func (c *cli) actOnIDs(ctx context.Context, jc *jobClient, a action, ids []strin
 // is the jobs f selects that were created in one span of time, the spans
 // following each other, so every job f selects is acted on once. Jobs
 // enqueued into a span already done while the action runs are left alone.
-func (c *cli) actByFilter(ctx context.Context, jc *jobClient, a action, f sluice.JobFilter) ([]*sluice.JobRow, error) {
+// It returns the IDs of the jobs changed, the rows themselves let go batch
+// by batch: an action on millions of jobs keeps their IDs alone.
+func (c *cli) actByFilter(ctx context.Context, jc *jobClient, a action, f sluice.JobFilter) ([]string, error) {
 	page, err := jc.List(ctx, &sluice.ListFilter{JobFilter: f, Limit: actBatch})
 	if err != nil {
 		return nil, err
 	}
 	p := &progress{w: c.stderr, enabled: c.tty && page.Total > actBatch, verb: a.verb, total: page.Total}
 	defer p.end()
-	var all []*sluice.JobRow
+	all := []string{}
 	from := f.CreatedFrom
 	for {
 		span := f
@@ -134,7 +131,9 @@ func (c *cli) actByFilter(ctx context.Context, jc *jobClient, a action, f sluice
 			if err != nil {
 				return all, fmt.Errorf("%w (%d jobs %s before this error)", err, len(all), a.done)
 			}
-			all = append(all, rows...)
+			for _, row := range rows {
+				all = append(all, row.ID)
+			}
 			p.update(len(all))
 		}
 		if page.NextCursor == "" {
