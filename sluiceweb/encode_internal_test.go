@@ -2,6 +2,7 @@ package sluiceweb
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,50 @@ func TestEnqueueResponseFastPath(t *testing.T) {
 		want, err := json.Marshal(res)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
+	}
+}
+
+// TestEnqueueResponseFastPathKnowsEveryField sets each field of JobRow in
+// turn and checks that the answer written without encoding/json is still
+// what encoding/json writes, or that the fast path declines: a field added
+// to JobRow that the fast path leaves out fails here, not in a client.
+func TestEnqueueResponseFastPathKnowsEveryField(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	base := sluice.JobRow{ID: "0193b4f0-0000-7000-8000-000000000001", Topic: "mail", Queue: "default",
+		Payload: json.RawMessage(`{"n":1}`), Status: sluice.StatusPending, RunAt: now, CreatedAt: now}
+	typ := reflect.TypeFor[sluice.JobRow]()
+	for i := range typ.NumField() {
+		field := typ.Field(i)
+		row := base
+		v := reflect.ValueOf(&row).Elem().Field(i)
+		switch {
+		case field.Type == reflect.TypeFor[time.Time]():
+			v.Set(reflect.ValueOf(now.Add(time.Hour)))
+		case field.Type == reflect.TypeFor[json.RawMessage]():
+			v.Set(reflect.ValueOf(json.RawMessage(`{"a":1}`)))
+		case v.Kind() == reflect.String:
+			v.SetString("x1")
+		case v.CanInt():
+			v.SetInt(7)
+		case v.Kind() == reflect.Bool:
+			v.SetBool(true)
+		case v.Kind() == reflect.Pointer:
+			v.Set(reflect.New(field.Type.Elem()))
+		case v.Kind() == reflect.Slice && field.Type.Elem().Kind() == reflect.String:
+			v.Set(reflect.ValueOf([]string{"a"}).Convert(field.Type))
+		case v.Kind() == reflect.Slice:
+			v.Set(reflect.MakeSlice(field.Type, 1, 1))
+		default:
+			t.Fatalf("JobRow.%s is a %s: give it a value here", field.Name, field.Type)
+		}
+		res := enqueueResponse{Job: &row}
+		got, ok := appendEnqueueResponse(nil, res)
+		if !ok {
+			continue // encoded by encoding/json
+		}
+		want, err := json.Marshal(res)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "JobRow.%s set", field.Name)
 	}
 }
