@@ -297,17 +297,26 @@ func (o *jsEnqueueOptions) options(now time.Time) (*sluice.EnqueueOptions, error
 	case o.Delay != nil:
 		opts.RunAt = now.Add(time.Duration(*o.Delay))
 	}
-	if o.MaxRetries != nil {
-		switch n := *o.MaxRetries; {
-		case n == 0:
-			opts.MaxRetries = sluice.NoRetries
-		case n < 0:
-			return nil, fmt.Errorf("%w: maxRetries: %d is negative", ErrInvalidJSOptions, n)
-		default:
-			opts.MaxRetries = n
-		}
+	var err error
+	if opts.MaxRetries, err = maxRetriesOption(o.MaxRetries, opts.MaxRetries); err != nil {
+		return nil, err
 	}
 	return opts, nil
+}
+
+// maxRetriesOption returns the retries a maxRetries option n gives: none
+// (sluice.NoRetries) for 0, n for more, absent for a nil n; an error for a
+// negative n.
+func maxRetriesOption(n *int, absent int) (int, error) {
+	switch {
+	case n == nil:
+		return absent, nil
+	case *n == 0:
+		return sluice.NoRetries, nil
+	case *n < 0:
+		return 0, fmt.Errorf("%w: maxRetries: %d is negative", ErrInvalidJSOptions, *n)
+	}
+	return *n, nil
 }
 
 // jsListFilter is the filter of $jobs.list, named as the JS SDK names it.

@@ -49,16 +49,10 @@ func (h *jsHost) work(vm *goja.Runtime, args []goja.Value) error {
 			return fmt.Errorf("work %q: %w", topic, err)
 		}
 	}
-	w := &jsWorker{h: h, prog: prog, maxRetries: -2}
-	if o.MaxRetries != nil {
-		switch n := *o.MaxRetries; {
-		case n == 0:
-			w.maxRetries = sluice.NoRetries
-		case n < 0:
-			return fmt.Errorf("work %q: %w: maxRetries: %d is negative", topic, ErrInvalidJSOptions, n)
-		default:
-			w.maxRetries = n
-		}
+	w := &jsWorker{h: h, prog: prog}
+	// Absent, the worker's default: the Config's.
+	if w.maxRetries, err = maxRetriesOption(o.MaxRetries, w.WorkerDefaults.MaxRetries()); err != nil {
+		return fmt.Errorf("work %q: %w", topic, err)
 	}
 	if o.Timeout != nil {
 		w.timeout = time.Duration(*o.Timeout)
