@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -236,17 +237,37 @@ func testWaitingMany[TTx any](h *harness[TTx], m mode) {
 	t := h.t
 	blocker := h.newJob()
 	jobs := []*driver.JobInsert{blocker}
-	for range 150 {
+	for i := range 150 {
 		w := h.waiter(driver.DependencyCancel, blocker.ID)
-		w.Topic = "waiters"
+		w.Topic, w.RunAt = "waiters", h.at(time.Duration(i%3)*time.Second)
+		if i%10 == 0 { // some with tags and metadata, one with a unique key
+			w.Tags, w.Metadata = []string{"t"}, json.RawMessage(`{"k":"v"}`)
+		}
+		if i == 20 {
+			w.UniqueKey, w.OnDependencyFailure = "waiting-unique", driver.DependencyRun
+		}
 		jobs = append(jobs, w)
 	}
+	free := h.newJob() // in the same batch, waiting for nothing
+	free.Topic = "waiters"
+	jobs = append(jobs, free)
 	rows := h.insert(jobs...)
 	for i, j := range jobs[1:] {
-		require.True(t, rows[i+1].Waiting, "insert result of waiting job %d", i)
-		require.True(t, h.get(j.ID).Waiting, "stored waiting job %d", i)
+		requireRow(t, pendingRow(j), rows[i+1])
+		h.requireStored(pendingRow(j))
 	}
-	require.Len(t, h.claimVia(h.exec(), claimParams(h.at(time.Hour), blocker.Topic, "waiters")), 1, "only the blocker is claimed")
+	claimed := h.claimVia(h.exec(), claimParams(h.at(time.Hour), blocker.Topic, "waiters"))
+	require.ElementsMatch(t, []string{blocker.ID, free.ID}, ids(claimed), "only the blocker and the free job are claimed")
+	for _, r := range claimed {
+		h.finalize(ending(r, driver.StatusCompleted, h.at(time.Second)))
+	}
+	released := h.release(h.exec(), h.at(2*time.Second))
+	require.Len(t, released, 150)
+	for _, j := range jobs[1:151] {
+		want := pendingRow(j)
+		want.Waiting = false
+		h.requireStored(want)
+	}
 }
 
 func testDependencyFailure[TTx any](h *harness[TTx], m mode) {

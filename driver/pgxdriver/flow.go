@@ -3,9 +3,7 @@ package pgxdriver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,10 +113,11 @@ WHERE j.id = i.id AND j.wait_policy IS NOT NULL AND j.status = 'pending'
 RETURNING {cols}`
 )
 
-// storeWaits stores the waiting jobs among jobs (waits, their indexes) as
-// waiting, in db, and marks their results so.
-func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobInsert, waits []int,
-	results []driver.JobInsertResult) error {
+// storeWaits stores the waiting jobs among jobs (waits, their indexes,
+// each with a unique key) as waiting, in db, once they were inserted: one
+// found a duplicate was not, and is left as it is. (Jobs without a unique
+// key are stored waiting by their insert.)
+func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobInsert, waits []int) error {
 	if len(waits) == 0 {
 		return nil
 	}
@@ -126,23 +125,11 @@ func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobIn
 	deps, policies := make([]string, len(waits)), make([]string, len(waits))
 	for n, i := range waits {
 		j := jobs[i]
-		for _, dep := range j.DependsOn {
-			if _, ok := parseUUID(dep); !ok {
-				return fmt.Errorf("job %s: dependency %q is not a UUID", j.ID, dep)
-			}
-		}
-		b, err := json.Marshal(j.DependsOn)
-		if err != nil {
-			return err
-		}
-		ids[n], _ = parseUUID(j.ID)
-		deps[n], policies[n] = string(b), string(j.OnDependencyFailure)
+		ids[n], _ = parseUUID(j.ID) // checked by JobInsertMany, as the dependencies
+		deps[n], policies[n] = string(rowcodec.StringsJSON(j.DependsOn)), string(j.OnDependencyFailure)
 	}
-	if _, err := db.Exec(ctx, e.d.q.wait, ids, deps, policies, driver.WaitingRunAt); err != nil {
-		return err
-	}
-	rowcodec.MarkWaiting(results, jobs, waits)
-	return nil
+	_, err := db.Exec(ctx, e.d.q.wait, ids, deps, policies, driver.WaitingRunAt)
+	return err
 }
 
 // QueueStateSet changes a queue's state with one upsert.

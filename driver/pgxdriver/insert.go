@@ -58,13 +58,26 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		if _, ok := parseUUID(j.ID); !ok {
 			return nil, fmt.Errorf("pgxdriver: insert: job %d: ID %q is not a UUID", i, j.ID)
 		}
+		for _, dep := range j.DependsOn {
+			if _, ok := parseUUID(dep); !ok {
+				return nil, fmt.Errorf("pgxdriver: insert: job %d: dependency %q is not a UUID", i, dep)
+			}
+		}
 		if !seen[j.Queue] {
 			seen[j.Queue] = true
 			queues = append(queues, j.Queue)
 		}
 	}
 	useCopy := len(plain) >= CopyThreshold
+	// Jobs without a unique key are stored waiting by their insert; a
+	// unique one, which may turn out a duplicate, by an update after it.
 	waits := rowcodec.Waits(jobs)
+	var uniqueWaits []int
+	for _, i := range waits {
+		if jobs[i].UniqueKey != "" {
+			uniqueWaits = append(uniqueWaits, i)
+		}
+	}
 	run := func(db dbtx) error {
 		if useCopy {
 			if _, err := db.CopyFrom(ctx, e.d.tableIdent(), copyColumnsFor(plain), copySource(plain)); err != nil {
@@ -82,13 +95,13 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		if err := runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results); err != nil {
 			return err
 		}
-		return e.storeWaits(ctx, db, jobs, waits, results)
+		return e.storeWaits(ctx, db, jobs, uniqueWaits)
 	}
 
 	switch {
-	case !e.inTx && useCopy && len(unique) == 0 && len(waits) == 0:
+	case !e.inTx && useCopy && len(unique) == 0:
 		err = e.copyPlain(ctx, plain, queues)
-	case e.inTx || useCopy || len(unique) > 0 || len(waits) > 0:
+	case e.inTx || useCopy || len(unique) > 0:
 		err = e.atomic(ctx, run)
 	default:
 		err = e.insertPlain(ctx, plain, queues)
@@ -96,6 +109,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
+	rowcodec.MarkWaiting(results, jobs, waits)
 	return results, nil
 }
 
@@ -240,37 +254,77 @@ func queueInsertRows(b *pgx.Batch, q *queries, jobs []*driver.JobInsert) {
 }
 
 // insertRowsStmt returns the statement inserting jobs, which have no
-// unique key, and its arguments: insertTagged when any has tags or
-// metadata, else insertRows.
+// unique key, and its arguments: insertWaiting when any waits for others,
+// insertTagged when any has tags or metadata, else insertRows.
 func insertRowsStmt(q *queries, jobs []*driver.JobInsert) (string, []any) {
-	if !tagged(jobs) {
-		return q.insertRows, insertArgs(jobs)
+	switch {
+	case waiting(jobs):
+		return q.insertWaiting, waitingArgs(jobs)
+	case tagged(jobs):
+		return q.insertTagged, taggedArgs(jobs)
 	}
-	return q.insertTagged, taggedArgs(jobs)
+	return q.insertRows, insertArgs(jobs)
+}
+
+// waiting reports whether any of jobs waits for others.
+func waiting(jobs []*driver.JobInsert) bool {
+	return slices.ContainsFunc(jobs, func(j *driver.JobInsert) bool { return len(j.DependsOn) > 0 })
+}
+
+// waitColumns returns what a job stores to wait for others: its
+// dependencies as a JSON array, its policy, and the run time it was
+// enqueued with; all NULL for a job that waits for none.
+func waitColumns(j *driver.JobInsert) (deps, policy pgtype.Text, runAt pgtype.Timestamptz) {
+	if len(j.DependsOn) == 0 {
+		return deps, policy, runAt
+	}
+	deps = pgtype.Text{String: string(rowcodec.StringsJSON(j.DependsOn)), Valid: true}
+	return deps, pgtype.Text{String: string(j.OnDependencyFailure), Valid: true},
+		pgtype.Timestamptz{Time: j.RunAt, Valid: true}
+}
+
+// waitingArgs returns the parallel arrays of the insertWaiting statement.
+func waitingArgs(jobs []*driver.JobInsert) []any {
+	args := taggedArgs(jobs)
+	runAts := args[6].([]time.Time)
+	deps, policies := make([]pgtype.Text, len(jobs)), make([]pgtype.Text, len(jobs))
+	waitRunAts := make([]pgtype.Timestamptz, len(jobs))
+	for i, j := range jobs {
+		deps[i], policies[i], waitRunAts[i] = waitColumns(j)
+		if deps[i].Valid {
+			runAts[i] = driver.WaitingRunAt
+		}
+	}
+	return append(args, deps, policies, waitRunAts)
 }
 
 // taggedArgs returns the parallel arrays of the insertTagged statement.
 func taggedArgs(jobs []*driver.JobInsert) []any {
 	tags, metadata := make([]pgtype.Text, len(jobs)), make([]pgtype.Text, len(jobs))
 	for i, j := range jobs {
-		tags[i], metadata[i] = nullText(rowcodec.TagsJSON(j.Tags)), nullText(j.Metadata)
+		tags[i], metadata[i] = nullText(rowcodec.StringsJSON(j.Tags)), nullText(j.Metadata)
 	}
 	return append(insertArgs(jobs), tags, metadata)
 }
 
-// copyColumnsFor returns the columns COPY fills for jobs: copyColumns, and
-// tags and metadata when any of jobs has them.
+// copyColumnsFor returns the columns COPY fills for jobs: copyColumns,
+// tags and metadata when any of jobs has them, and what a job waits for
+// when any waits.
 func copyColumnsFor(jobs []*driver.JobInsert) []string {
-	if !tagged(jobs) {
-		return copyColumns
+	cols := copyColumns
+	if tagged(jobs) {
+		cols = append(slices.Clip(cols), "tags", "metadata")
 	}
-	return append(slices.Clone(copyColumns), "tags", "metadata")
+	if waiting(jobs) {
+		cols = append(slices.Clip(cols), "depends_on", "wait_policy", "wait_run_at")
+	}
+	return cols
 }
 
 // copySource returns the rows COPY inserts, in the order of copyColumns.
 func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 	i := -1
-	full := tagged(jobs)
+	full, waits := tagged(jobs), waiting(jobs)
 	row := make([]any, len(copyColumnsFor(jobs)))
 	return pgx.CopyFromFunc(func() ([]any, error) {
 		i++
@@ -284,10 +338,19 @@ func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 		id, _ := parseUUID(j.ID) // checked by JobInsertMany
 		row[0], row[1], row[2], row[3], row[4] = id, j.Topic, j.Queue, int32(j.Priority), string(j.Payload)
 		row[5], row[6], row[7], row[8], row[9] = "pending", int32(0), int32(j.MaxRetries), j.RunAt, j.CreatedAt
+		rest := row[10:]
 		if full {
-			row[10], row[11] = nullTags(j.Tags), nil
+			rest[0], rest[1] = nullTags(j.Tags), nil
 			if j.Metadata != nil {
-				row[11] = string(j.Metadata)
+				rest[1] = string(j.Metadata)
+			}
+			rest = rest[2:]
+		}
+		if waits {
+			deps, policy, runAt := waitColumns(j)
+			rest[0], rest[1], rest[2] = deps, policy, runAt
+			if deps.Valid {
+				row[8] = driver.WaitingRunAt
 			}
 		}
 		return row, nil

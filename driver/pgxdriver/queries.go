@@ -41,6 +41,21 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[]
 	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[])
 	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)`
 
+	// insertWaitingSQL is insertTaggedSQL for a batch with jobs waiting for
+	// others (see [driver.JobInsert.DependsOn]): $11 their dependencies (a
+	// JSON array; NULL for a job that waits for none), $12 their policies,
+	// $13 the run times they were enqueued with, while $7 holds
+	// driver.WaitingRunAt for them. A waiting job is stored waiting by its
+	// insert, not by an update after it.
+	insertWaitingSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
+	max_retries, run_at, created_at, tags, metadata, depends_on, wait_policy, wait_run_at)
+SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
+	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
+	u.metadata::jsonb, u.deps::jsonb, u.policy, u.wait_run_at
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
+	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, deps, policy, wait_run_at)`
+
 	// insertUniqueSQL inserts one job unless a live job has its unique key,
 	// and returns the new row (false) or the live one (true). $1 id, $2
 	// topic, $3 queue, $4 priority, $5 payload, $6 max_retries, $7 run_at,
@@ -216,13 +231,15 @@ type queries struct {
 	channel      string
 	insertRows   string
 	insertTagged string
-	insertUnique string
-	notify       string
-	claim        string
-	claimBare    string
-	finalize     string
-	finalizeIns  string
-	complete     string
+	// insertWaiting is insertWaitingSQL filled in.
+	insertWaiting string
+	insertUnique  string
+	notify        string
+	claim         string
+	claimBare     string
+	finalize      string
+	finalizeIns   string
+	complete      string
 	// completeLogs is complete that also writes the jobs' logs: the
 	// completions of jobs that logged, without the general statement's
 	// other arrays.
@@ -264,6 +281,7 @@ func newQueries(table, counts, countLog, channel, queues string) *queries {
 		channel:       channel,
 		insertRows:    fill(insertRowsSQL),
 		insertTagged:  fill(insertTaggedSQL),
+		insertWaiting: fill(insertWaitingSQL),
 		insertUnique:  fill(insertUniqueSQL),
 		notify:        notifySQL,
 		claim:         fill(strings.Replace(claimSQL, "LIMIT $6", "LIMIT {room}", 1)),

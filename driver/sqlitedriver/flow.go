@@ -57,9 +57,13 @@ FROM {q} WHERE queue = ?1`
 	window_start = CASE WHEN window_start IS NULL OR window_start + rate_period <= ?2 THEN ?2 ELSE window_start END
 WHERE queue = ?1 AND rate_limit IS NOT NULL`
 
-	// waitSQL: ?1 id, ?2 dependencies (JSON), ?3 policy, ?4 the run_at of
-	// waiting jobs.
-	waitSQL = `UPDATE {t} SET depends_on = ?2, wait_policy = ?3, wait_run_at = run_at, run_at = ?4 WHERE id = ?1`
+	// waitSQL: ?1 a JSON array of the jobs to store waiting, each [id,
+	// dependencies (an array), policy]; ?2 the run_at of waiting jobs. One
+	// statement for a batch, where one for each job took as long as
+	// inserting them.
+	waitSQL = `UPDATE {t} SET depends_on = v.v_deps, wait_policy = v.v_policy, wait_run_at = run_at, run_at = ?2
+FROM (SELECT value ->> 0 AS v_id, value -> 1 AS v_deps, value ->> 2 AS v_policy FROM json_each(?1)) AS v
+WHERE id = v.v_id`
 
 	// waitingSQL: ?1 limit, ?2 the ID to read after. Up to ?1 waiting
 	// jobs with IDs after ?2, with what their
@@ -140,22 +144,26 @@ func (e *executor) claimRoom(ctx context.Context, r runner, p *driver.JobClaimPa
 	return limit, rateLeft >= 0, nil
 }
 
-// storeWaits stores the waiting jobs among jobs (waits, their indexes) as
-// waiting, through r, and marks their results so.
-func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobInsert, waits []int,
-	results []driver.JobInsertResult) error {
-	for _, i := range waits {
-		j := jobs[i]
-		b, err := json.Marshal(j.DependsOn)
-		if err != nil {
-			return err
-		}
-		if _, err := r.exec(ctx, e.d.fq.wait, j.ID, string(b), string(j.OnDependencyFailure), micros(driver.WaitingRunAt)); err != nil {
-			return err
-		}
+// storeWaits stores the waiting jobs among jobs (waits, their indexes,
+// each with a unique key) as waiting, through r, once they were inserted:
+// one found a duplicate was not, and is left as it is. (Jobs without a
+// unique key are stored waiting by their insert.)
+func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobInsert, waits []int) error {
+	if len(waits) == 0 {
+		return nil
 	}
-	rowcodec.MarkWaiting(results, jobs, waits)
-	return nil
+	b := append(make([]byte, 0, 128*len(waits)), '[')
+	for n, i := range waits {
+		j := jobs[i]
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = driver.AppendJSONString(append(b, '['), j.ID)
+		b = append(append(append(b, ','), rowcodec.StringsJSON(j.DependsOn)...), ',')
+		b = append(driver.AppendJSONString(b, string(j.OnDependencyFailure)), ']')
+	}
+	_, err := r.exec(ctx, e.d.fq.wait, string(append(b, ']')), micros(driver.WaitingRunAt))
+	return err
 }
 
 // QueueStateSet changes a queue's state with one upsert.

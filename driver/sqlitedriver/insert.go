@@ -31,7 +31,15 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		return results, nil
 	}
 	steps := planInsert(e.d.q, plain)
+	// Jobs without a unique key are stored waiting by their insert; a
+	// unique one, which may turn out a duplicate, by an update after it.
 	waits := rowcodec.Waits(jobs)
+	var uniqueWaits []int
+	for _, i := range waits {
+		if jobs[i].UniqueKey != "" {
+			uniqueWaits = append(uniqueWaits, i)
+		}
+	}
 	run := func(r runner) error {
 		for _, s := range steps {
 			if _, err := r.exec(ctx, s.query, s.args...); err != nil {
@@ -49,10 +57,10 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 				results[i].Job = rowcodec.NewRow(jobs[i])
 			}
 		}
-		return e.storeWaits(ctx, r, jobs, waits, results)
+		return e.storeWaits(ctx, r, jobs, uniqueWaits)
 	}
 
-	if len(unique) == 0 && len(steps) == 1 && len(waits) == 0 {
+	if len(unique) == 0 && len(steps) == 1 {
 		err = e.write(ctx, op, run)
 	} else {
 		qs := make([]string, 0, len(steps)+2)
@@ -62,7 +70,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		if len(unique) > 0 {
 			qs = append(qs, e.d.q.insertUnique, e.d.q.selectLiveByKey)
 		}
-		if len(waits) > 0 {
+		if len(uniqueWaits) > 0 {
 			qs = append(qs, e.d.fq.wait)
 		}
 		err = e.writeTx(ctx, op, qs, run)
@@ -70,6 +78,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 	if err != nil {
 		return nil, err
 	}
+	rowcodec.MarkWaiting(results, jobs, waits)
 	e.d.hub.notifyInserted(results, e.tx == nil)
 	return results, nil
 }
@@ -94,15 +103,17 @@ func sharedOf(j *driver.JobInsert) sharedCols {
 
 // planInsert returns the statements inserting jobs, which have no unique
 // key: groups of jobs sharing columns with insertShared, the others with
-// insertRows, each cut into chunks.
+// insertRows, each cut into chunks; jobs with tags or metadata, or waiting
+// for others, with insertTagged.
 func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
+	full := func(j *driver.JobInsert) bool { return len(j.Tags) > 0 || j.Metadata != nil || len(j.DependsOn) > 0 }
 	var tagged []*driver.JobInsert
 	for i, j := range jobs {
-		if len(j.Tags) > 0 || j.Metadata != nil {
+		if full(j) {
 			tagged = make([]*driver.JobInsert, 0, len(jobs))
 			plain := append([]*driver.JobInsert(nil), jobs[:i]...)
 			for _, j := range jobs[i:] {
-				if len(j.Tags) > 0 || j.Metadata != nil {
+				if full(j) {
 					tagged = append(tagged, j)
 				} else {
 					plain = append(plain, j)
@@ -116,14 +127,20 @@ func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
 }
 
 // appendTaggedSteps appends to steps the statements inserting jobs with
-// tags or metadata, with insertTagged.
+// tags or metadata, or waiting for others, with insertTagged: a waiting job
+// is stored waiting by its insert.
 func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert) []insertStep {
 	for _, c := range chunks(jobs, insertRowsMax) {
-		args := make([]any, 0, len(c)*10)
+		args := make([]any, 0, len(c)*13)
 		for _, j := range c {
+			runAt, deps, policy, waitRunAt := micros(j.RunAt), any(nil), any(nil), any(nil)
+			if len(j.DependsOn) > 0 {
+				runAt, deps, policy, waitRunAt = micros(driver.WaitingRunAt), string(rowcodec.StringsJSON(j.DependsOn)),
+					string(j.OnDependencyFailure), micros(j.RunAt)
+			}
 			args = append(args, j.ID, j.Topic, j.Queue, int64(j.Priority), string(j.Payload),
-				int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), nullJSON(rowcodec.TagsJSON(j.Tags)),
-				nullJSON(j.Metadata))
+				int64(j.MaxRetries), runAt, micros(j.CreatedAt), nullJSON(rowcodec.StringsJSON(j.Tags)),
+				nullJSON(j.Metadata), deps, policy, waitRunAt)
 		}
 		steps = append(steps, insertStep{q.insertTagged[bits.Len(uint(len(c)))-1], args})
 	}
@@ -199,7 +216,7 @@ func chunks(jobs []*driver.JobInsert, max int) [][]*driver.JobInsert {
 func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert) (*driver.JobRow, error) {
 	res, err := r.exec(ctx, q.insertUnique, j.ID, j.Topic, j.Queue, int64(j.Priority),
 		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey,
-		nullJSON(rowcodec.TagsJSON(j.Tags)), nullJSON(j.Metadata))
+		nullJSON(rowcodec.StringsJSON(j.Tags)), nullJSON(j.Metadata))
 	if err != nil {
 		return nil, err
 	}

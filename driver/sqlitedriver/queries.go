@@ -68,7 +68,7 @@ type queries struct {
 	// all columns but ID and payload.
 	insertShared []string
 	// insertTagged[i] inserts 1<<i jobs without a unique key, with their
-	// tags and metadata.
+	// tags and metadata and what they wait for.
 	insertTagged []string
 	// insertUnique inserts one row unless a live job has its unique key.
 	insertUnique string
@@ -265,18 +265,20 @@ func insertRowsSQL(table string, n int) string {
 }
 
 // insertTaggedSQL returns a statement inserting n jobs into table (quoted),
-// ten variables each: those of insertRowsSQL, then tags and metadata.
+// thirteen variables each: those of insertRowsSQL, then tags, metadata,
+// and for a job waiting for others its dependencies, its policy and the
+// run time it was enqueued with (its run_at then driver.WaitingRunAt).
 func insertTaggedSQL(table string, n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
 	b.WriteString(table)
 	b.WriteString(" (id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, " +
-		"status, attempt) VALUES ")
+		"depends_on, wait_policy, wait_run_at, status, attempt) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,'pending',0)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',0)")
 	}
 	return b.String()
 }

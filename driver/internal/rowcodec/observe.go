@@ -99,12 +99,13 @@ func cleanJSON(b []byte) []byte {
 	return out
 }
 
-// TagsJSON returns tags as a JSON array, nil when there are none.
-func TagsJSON(tags []string) []byte {
-	if len(tags) == 0 {
+// StringsJSON returns ss (tags, dependencies) as a JSON array, nil when
+// there are none.
+func StringsJSON(ss []string) []byte {
+	if len(ss) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(tags) // strings always encode
+	b, _ := json.Marshal(ss) // strings always encode
 	return b
 }
 
