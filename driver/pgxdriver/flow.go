@@ -99,18 +99,29 @@ GROUP BY w.id, w.wait_policy`
 	// anyWaitingSQL: whether a job waits, read through the waiting index.
 	anyWaitingSQL = `SELECT EXISTS (SELECT FROM {t} WHERE wait_policy IS NOT NULL)`
 
-	// releaseSQL releases the waiting jobs $1.
+	// releaseSQL releases the waiting jobs $1 that still wait, passing over
+	// those another transaction holds (waitingLockedSQL).
 	releaseSQL = `UPDATE {t} AS j SET run_at = j.wait_run_at, wait_policy = NULL, wait_run_at = NULL
-WHERE j.id = ANY($1::uuid[]) AND j.wait_policy IS NOT NULL AND j.status = 'pending'
+WHERE j.id IN (` + waitingLockedSQL + `) AND j.wait_policy IS NOT NULL AND j.status = 'pending'
 RETURNING {cols}`
 
-	// releaseCancelSQL cancels the waiting jobs $1 at $2, each with its
-	// error in $3 (JSON).
+	// releaseCancelSQL cancels the waiting jobs $1 that still wait at $2,
+	// each with its error in $3 (JSON), passing over those another
+	// transaction holds (waitingLockedSQL).
 	releaseCancelSQL = `UPDATE {t} AS j SET status = 'cancelled', finalized_at = $2, run_at = j.wait_run_at,
 	wait_policy = NULL, wait_run_at = NULL, errors = {finalizeErrors}
 FROM unnest($1::uuid[], $3::text[]) AS i(id, error)
-WHERE j.id = i.id AND j.wait_policy IS NOT NULL AND j.status = 'pending'
+WHERE j.id = i.id AND j.id IN (` + waitingLockedSQL + `) AND j.wait_policy IS NOT NULL AND j.status = 'pending'
 RETURNING {cols}`
+
+	// waitingLockedSQL locks the jobs $1 that still wait, but for those
+	// another transaction holds: a caller's that settled them itself and
+	// has not committed (WorkNextTx), or another client's pass. Those are
+	// settled by it, or at a later pass; waiting for it would hold up this
+	// pass, and the flow states read in the same tick, for as long as the
+	// caller's transaction lasts.
+	waitingLockedSQL = `SELECT id FROM {t} WHERE id = ANY($1::uuid[]) AND wait_policy IS NOT NULL AND status = 'pending'
+	FOR UPDATE SKIP LOCKED`
 )
 
 // storeWaits stores the waiting jobs among jobs (waits, their indexes,
@@ -197,9 +208,9 @@ func scanQueueState(row pgx.Row) (*driver.QueueState, error) {
 }
 
 // JobRelease settles the waiting jobs, p.Limit at a time in the order of
-// their IDs, each page in a transaction: it reads and locks them with what
-// their dependencies are, then releases or cancels those whose
-// dependencies allow it.
+// their IDs: it reads them with what their dependencies are, then, in a
+// transaction, releases or cancels those whose dependencies allow it (see
+// releasePage).
 func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) ([]*driver.JobRow, error) {
 	const op = "release"
 	if err := e.start(ctx, op); err != nil {
@@ -234,9 +245,11 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 // and returns the jobs it changed, the last ID it looked at, and how many
 // jobs it looked at. It reads them without locking them, and opens a
 // transaction only when some can be settled: the statements that settle
-// a job check again that it waits, so one that another client settled or
-// a user cancelled meanwhile is left as it is. (Locking every waiting job
-// at every pass wrote each of their rows, each pass.)
+// a job lock it, passing over one another transaction holds, and check
+// again that it waits, so one that another client settled or a user
+// cancelled meanwhile is left as it is; a dependency's status is read
+// again before its dependent is cancelled. (Locking every waiting job at
+// every pass wrote each of their rows, each pass.)
 func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after pgtype.UUID) (
 	out []*driver.JobRow, last pgtype.UUID, seen int, err error) {
 	release, bad, last, seen, err := e.readWaiting(ctx, p.Limit, after)
@@ -254,6 +267,9 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 					return err
 				}
+			}
+			if !rowcodec.DependencyFailed(driver.JobStatus(status)) {
+				continue // requeued since it was read: the job waits on
 			}
 			msg, err := errorJSON(&driver.AttemptError{At: p.Now, Error: driver.DependencyError(b.dep, driver.JobStatus(status))})
 			if err != nil {

@@ -298,6 +298,9 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 			if err := r.queryRow(ctx, fq.depStatus, []any{b[1]}, &status); err != nil && !errors.Is(err, errNoRow) {
 				return err
 			}
+			if !rowcodec.DependencyFailed(driver.JobStatus(status.String)) {
+				continue // requeued since it was read: the job waits on
+			}
 			msg, err := json.Marshal(driver.AttemptError{At: rowcodec.Stored(p.Now),
 				Error: driver.DependencyError(b[1], driver.JobStatus(status.String))})
 			if err != nil {

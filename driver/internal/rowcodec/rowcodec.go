@@ -116,6 +116,15 @@ func MarkWaiting(results []driver.JobInsertResult, jobs []*driver.JobInsert, wai
 	}
 }
 
+// DependencyFailed reports whether a dependency whose status is status
+// (empty when it is gone) counts as failed for its dependents: failed for
+// good, cancelled or gone. A release pass reads it again before it cancels
+// a dependent, as a failed job may have been requeued since the pass read
+// the waiting jobs.
+func DependencyFailed(status driver.JobStatus) bool {
+	return status == "" || status == driver.StatusFailed || status == driver.StatusCancelled
+}
+
 // Settle says what becomes of a waiting job of the given policy with n
 // dependencies, of which done completed and failed failed for good, were
 // cancelled or are gone: released, cancelled, or neither (it waits on).
