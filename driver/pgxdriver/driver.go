@@ -99,6 +99,7 @@ func (d *Driver) setErr(err error) {
 func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 	d := &Driver{pool: pool, table: DefaultTable, vacuum: vacuumPolicy{
 		every: vacuumCheckEvery, minDead: vacuumMinDead, perLive: vacuumDeadShare,
+		analyzeEvery: analyzeAtMostEvery, analyzeUnfixed: analyzeUnfixed,
 	}}
 	for _, opt := range opts {
 		opt(d)

@@ -21,6 +21,12 @@ func WithVacuumPolicy(every time.Duration, minDead int64, perLive float64) Optio
 	}
 }
 
+// WithAnalyzePolicy sets how long Maintain waits between two analyzes,
+// and after one that left the estimate as far off.
+func WithAnalyzePolicy(every, unfixed time.Duration) Option {
+	return func(d *Driver) { d.vacuum.analyzeEvery, d.vacuum.analyzeUnfixed = every, unfixed }
+}
+
 // FlowClaimQuery returns the driver's claim SQL for a queue with a state
 // (JobClaimParams.Flow), for tests that check its plan.
 func (d *Driver) FlowClaimQuery() string { return d.q.claim }

@@ -24,14 +24,22 @@ const (
 // Statistics defaults: how many rounds of Maintain pass between looks at
 // the planner's estimates of pending jobs, the fewest pending jobs in a
 // queue worth a look, how many times fewer the planner may expect before
-// the table is analyzed, and the least time between two analyzes by one
-// client.
+// the table is analyzed, the least time between two analyzes by one
+// client, and between two when the last left the estimate as far off (it
+// was skipped, as something else held the table, or the statistics cannot
+// tell), and how long an analyze may take.
 const (
 	analyzeCheckRounds = 5
 	analyzeMinPending  = 1_000
 	analyzeMisestimate = 10
 	analyzeAtMostEvery = 10 * time.Second
+	analyzeUnfixed     = time.Minute
+	analyzeTimeout     = time.Minute
 )
+
+// analyzeColumns are the columns Maintain analyzes: those the claim's
+// plan depends on. Autovacuum analyzes them all, the large JSON ones too.
+const analyzeColumns = "(status, queue, topic, priority, run_at)"
 
 // vacuumPolicy is when [Driver.Maintain] vacuums the jobs table.
 type vacuumPolicy struct {
@@ -39,6 +47,9 @@ type vacuumPolicy struct {
 	every   time.Duration
 	minDead int64
 	perLive float64
+	// analyzeEvery and analyzeUnfixed are analyzeAtMostEvery and
+	// analyzeUnfixed (tests shorten them).
+	analyzeEvery, analyzeUnfixed time.Duration
 }
 
 // due reports whether a table with dead and live tuples needs a vacuum.
@@ -82,7 +93,9 @@ func WithoutVacuum() Option {
 // place of 3. So every five rounds Maintain compares, for the queues with
 // at least 1,000 pending jobs by the counts it keeps, the planner's
 // estimate with the count, and when the estimate is ten times too low runs
-// ANALYZE (SKIP_LOCKED) on the table (at most once in ten seconds).
+// ANALYZE (SKIP_LOCKED) on the columns claims select and order by (at most
+// once in ten seconds; once a minute while an analyze leaves the estimate
+// as far off, as when autovacuum held the table).
 //
 // Once a second, too, Maintain folds the log of count changes that the
 // table's triggers append to into the counts table (one client at a time;
@@ -130,8 +143,9 @@ type vacuumer struct {
 	// folded is how many count log rows were folded since the log was
 	// last vacuumed.
 	folded int64
-	// analyzed is when the client last analyzed the jobs table.
-	analyzed time.Time
+	// nextAnalyze is when the client may next analyze the jobs table.
+	nextAnalyze   time.Time
+	analyzeWarned bool
 }
 
 // round vacuums the jobs table if it is due, and the count log too if
@@ -162,13 +176,19 @@ func (v *vacuumer) round(ctx context.Context, logDue, statsDue bool) {
 	if err := v.d.vacuumIfDue(ctx, v.logger); err != nil && ctx.Err() == nil {
 		v.logger.Warn("sluice: vacuuming the jobs table failed", "table", v.d.Table(), "error", err)
 	}
-	if statsDue && time.Since(v.analyzed) >= analyzeAtMostEvery {
-		analyzed, err := v.d.analyzeIfMisjudged(ctx, v.logger)
-		if err != nil && ctx.Err() == nil {
-			v.logger.Warn("sluice: analyzing the jobs table failed", "table", v.d.Table(), "error", err)
-		}
-		if analyzed || err != nil {
-			v.analyzed = time.Now()
+	if statsDue && !time.Now().Before(v.nextAnalyze) {
+		analyzed, fixed, err := v.d.analyzeIfMisjudged(ctx, v.logger)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil && !v.analyzeWarned {
+				v.analyzeWarned = true
+				v.logger.Warn("sluice: analyzing the jobs table failed; will try again", "table", v.d.Table(), "error", err)
+			}
+			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeEvery)
+		case analyzed && !fixed:
+			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeUnfixed)
+		case analyzed:
+			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeEvery)
 		}
 	}
 	if logDue && v.folded > 0 {
@@ -223,12 +243,13 @@ FROM pg_class AS c WHERE c.oid = $1::regclass`, d.Table()).Scan(&dead, &live)
 
 // analyzeIfMisjudged analyzes the jobs table when, for a queue with at
 // least analyzeMinPending pending jobs by the counts, the planner expects
-// analyzeMisestimate times fewer; it reports whether it did.
-func (d *Driver) analyzeIfMisjudged(ctx context.Context, logger *slog.Logger) (bool, error) {
+// analyzeMisestimate times fewer; it reports whether it did, and whether
+// the estimate was then right.
+func (d *Driver) analyzeIfMisjudged(ctx context.Context, logger *slog.Logger) (analyzed, fixed bool, err error) {
 	rows, err := d.pool.Query(ctx, `SELECT queue, sum(n)::bigint FROM `+d.countsTable()+`
 WHERE status = 'pending' GROUP BY queue HAVING sum(n) >= $1 ORDER BY 2 DESC LIMIT 10`, analyzeMinPending)
 	if err != nil {
-		return false, wrapErr(ctx, "maintain", err)
+		return false, false, wrapErr(ctx, "maintain", err)
 	}
 	var queue string
 	var pending int64
@@ -237,34 +258,56 @@ WHERE status = 'pending' GROUP BY queue HAVING sum(n) >= $1 ORDER BY 2 DESC LIMI
 		counts[queue] = pending
 		return nil
 	}); err != nil {
-		return false, wrapErr(ctx, "maintain", err)
+		return false, false, wrapErr(ctx, "maintain", err)
 	}
 	for queue, pending := range counts {
-		var plan []byte
-		err := d.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT FROM `+d.Table()+
-			` WHERE status = 'pending' AND queue = $1`, queue).Scan(&plan)
+		expected, err := d.expectedPending(ctx, queue)
 		if err != nil {
-			return false, wrapErr(ctx, "maintain", err)
+			return false, false, err
 		}
-		var explained []struct {
-			Plan struct {
-				Rows float64 `json:"Plan Rows"`
-			}
+		if expected*analyzeMisestimate >= float64(pending) {
+			continue
 		}
-		if err := json.Unmarshal(plan, &explained); err != nil || len(explained) != 1 {
-			return false, fmt.Errorf("pgxdriver: maintain: reading the planner's estimate: %w (%.200s)", err, plan)
+		start := time.Now()
+		actx, cancel := context.WithTimeout(ctx, analyzeTimeout)
+		_, err = d.pool.Exec(actx, "ANALYZE (SKIP_LOCKED) "+d.Table()+" "+analyzeColumns)
+		cancel()
+		if err != nil {
+			return false, false, wrapErr(ctx, "analyze", err)
 		}
-		if expected := explained[0].Plan.Rows; expected*analyzeMisestimate < float64(pending) {
-			start := time.Now()
-			if _, err := d.pool.Exec(ctx, "ANALYZE (SKIP_LOCKED) "+d.Table()); err != nil {
-				return false, wrapErr(ctx, "analyze", err)
-			}
-			logger.Debug("sluice: analyzed the jobs table, whose statistics expected too few pending jobs",
-				"table", d.Table(), "queue", queue, "pending", pending, "expected", expected, "took", time.Since(start))
-			return true, nil
+		after, err := d.expectedPending(ctx, queue)
+		if err != nil {
+			return true, false, err
+		}
+		logger.Debug("sluice: analyzed the jobs table, whose statistics expected too few pending jobs",
+			"table", d.Table(), "queue", queue, "pending", pending, "expected", expected, "expected_after", after,
+			"took", time.Since(start))
+		return true, after*analyzeMisestimate >= float64(pending), nil
+	}
+	return false, true, nil
+}
+
+// expectedPending returns how many pending jobs of queue the planner
+// expects.
+func (d *Driver) expectedPending(ctx context.Context, queue string) (float64, error) {
+	var plan []byte
+	err := d.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT FROM `+d.Table()+
+		` WHERE status = 'pending' AND queue = $1`, queue).Scan(&plan)
+	if err != nil {
+		return 0, wrapErr(ctx, "maintain", err)
+	}
+	var explained []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
 		}
 	}
-	return false, nil
+	if err := json.Unmarshal(plan, &explained); err != nil {
+		return 0, fmt.Errorf("pgxdriver: maintain: reading the planner's estimate: %w (%.200s)", err, plan)
+	}
+	if len(explained) != 1 {
+		return 0, fmt.Errorf("pgxdriver: maintain: reading the planner's estimate: %d plans (%.200s)", len(explained), plan)
+	}
+	return explained[0].Plan.Rows, nil
 }
 
 var _ driver.Maintainer = (*Driver)(nil)

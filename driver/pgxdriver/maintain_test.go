@@ -170,3 +170,42 @@ func TestClientAnalyzesWhenThePlannerMisjudgesPendingJobs(t *testing.T) {
 	require.NotContains(t, plan, "Sort", "plan:\n%s", plan)
 	require.Contains(t, plan, "Index Scan using sluice_jobs_claim_idx", "plan:\n%s", plan)
 }
+
+// An analyze that leaves the planner's estimate as far off (here skipped,
+// as another transaction holds the table as autovacuum does) is not tried
+// again at once: not before analyzeUnfixed has passed.
+func TestClientAnalyzeWaitsLongerWhenItChangedNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		unfixed time.Duration
+		want    int64
+	}{{time.Hour, 0}, {10 * time.Millisecond, 1}} {
+		d, pool, schema := newDriver(t, pgxdriver.WithVacuumPolicy(10*time.Millisecond, 1<<40, 0),
+			pgxdriver.WithAnalyzePolicy(10*time.Millisecond, tc.unfixed))
+		ctx := t.Context()
+		_, err := pool.Exec(ctx, `ALTER TABLE sluice_jobs SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+		for range 2 {
+			_, err = d.Executor().JobInsertMany(ctx, params(jobs(2000, "default")))
+			require.NoError(t, err)
+		}
+		_, err = pool.Exec(ctx, `VACUUM sluice_jobs`)
+		require.NoError(t, err)
+
+		holder, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = holder.Exec(ctx, `LOCK TABLE sluice_jobs IN SHARE UPDATE EXCLUSIVE MODE`)
+		require.NoError(t, err)
+		mctx, cancel := context.WithTimeout(ctx, 800*time.Millisecond)
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.Maintain(mctx, quiet)
+		}()
+		time.Sleep(300 * time.Millisecond) // Maintain's analyze is skipped meanwhile
+		require.NoError(t, holder.Rollback(ctx))
+		<-done
+		require.Equal(t, tc.want, analyzes(t, pool, schema), "waiting %v after an analyze that changed nothing", tc.unfixed)
+	}
+}
