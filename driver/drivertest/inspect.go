@@ -139,13 +139,17 @@ func (h *harness[TTx]) listVia(ex driver.Executor, p *driver.JobListParams) *dri
 	return res
 }
 
-func testListFilter[TTx any](h *harness[TTx], m mode) {
-	rows := h.fixture()
-	// A job waiting for another is selected by the time it is to run at
-	// (JobRow.RunAt), not the time that keeps claims off it.
+// withWaiting adds to rows, fixture's, a job waiting for one of them, due
+// within the RunAt filter's range: a filter selects it by the time it is
+// to run at (JobRow.RunAt), not the time that keeps claims off it.
+func (h *harness[TTx]) withWaiting(rows []*driver.JobRow) []*driver.JobRow {
 	w := h.waiter(driver.DependencyCancel, rows[12].ID) // pending
 	w.Topic, w.RunAt = "insp_1", h.at(2*time.Minute)
-	rows = append(rows, h.insert(w)[0])
+	return append(rows, h.insert(w)[0])
+}
+
+func testListFilter[TTx any](h *harness[TTx], m mode) {
+	rows := h.withWaiting(h.fixture())
 	byID := map[string]*driver.JobRow{}
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -228,7 +232,7 @@ func (h *harness[TTx]) statsVia(ex driver.Executor, p *driver.JobStatsParams) *d
 }
 
 func testStatsCounts[TTx any](h *harness[TTx], m mode) {
-	rows := h.fixture()
+	rows := h.withWaiting(h.fixture())
 	for name, f := range h.filters() {
 		want := map[driver.JobCount]bool{}
 		counts := map[driver.JobCount]int{}

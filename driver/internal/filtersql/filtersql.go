@@ -52,9 +52,7 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 		q.Add("unique_key = ", f.UniqueKey)
 	}
 	q.timeRange("created_at", f.CreatedFrom, f.CreatedBefore)
-	// A job waiting for others keeps its run time in wait_run_at, and a
-	// time past any bound in run_at, so that no claim takes it.
-	q.timeRange("coalesce(wait_run_at, run_at)", f.RunAtFrom, f.RunAtBefore)
+	q.runAtRange(f.RunAtFrom, f.RunAtBefore)
 	if tags := distinct(f.Tags); len(tags) > 0 {
 		ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
 		cond, arg := q.d.Tags(ph, tags, f.AnyTag)
@@ -162,6 +160,23 @@ func (q *Query) timeRange(col string, from, before time.Time) {
 	}
 	if !before.IsZero() {
 		q.AddTime(col+" < ", before)
+	}
+}
+
+// runAtRange adds the conditions that a job's run time is from from on and
+// before before, each when not zero. A job waiting for others keeps its run
+// time in wait_run_at and a time past any bound in run_at
+// (driver.WaitingRunAt), so that no claim takes it: the conditions compare
+// both columns as they are, rather than an expression of them, which the
+// planner has no statistics of.
+func (q *Query) runAtRange(from, before time.Time) {
+	if !from.IsZero() {
+		ph := q.Arg(q.d.Time(from))
+		q.conds = append(q.conds, "run_at >= "+ph+" AND (wait_run_at IS NULL OR wait_run_at >= "+ph+")")
+	}
+	if !before.IsZero() {
+		ph := q.Arg(q.d.Time(before))
+		q.conds = append(q.conds, "(run_at < "+ph+" OR wait_run_at < "+ph+")")
 	}
 }
 
