@@ -13,8 +13,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestReusesWaitingGoroutines hands items one after another to a pool,
-// each once the goroutine that ran the one before waits again: that one
-// goroutine runs them all.
+// each once the goroutine that ran the one before waits again: the
+// goroutines started run them all. A goroutine counts itself waiting just
+// before it is ready to be handed an item, so Go may, rarely, find it not
+// yet ready and start another (which the 2-core CI saw once in many runs):
+// a few goroutines, never one per item.
 func TestReusesWaitingGoroutines(t *testing.T) {
 	t.Parallel()
 	done := make(chan int)
@@ -22,13 +25,16 @@ func TestReusesWaitingGoroutines(t *testing.T) {
 		done <- i
 		return true
 	})
-	for i := range 50 {
+	const items = 50
+	for i := range items {
 		p.Go(i)
 		require.Equal(t, i, <-done)
-		require.Eventually(t, func() bool { return p.waiting.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return p.waiting.Load() >= 1 }, 5*time.Second, time.Millisecond)
 	}
+	require.Eventually(t, func() bool { return p.waiting.Load() == p.started.Load() }, 5*time.Second, time.Millisecond,
+		"every goroutine started waits for the next item")
+	require.Less(t, p.started.Load(), int32(items/5), "goroutines were not reused")
 	p.Close()
-	require.EqualValues(t, 1, p.started.Load())
 	require.Zero(t, p.waiting.Load())
 }
 
