@@ -256,6 +256,12 @@ func testWaitingMany[TTx any](h *harness[TTx], m mode) {
 		requireRow(t, pendingRow(j), rows[i+1])
 		h.requireStored(pendingRow(j))
 	}
+	// A duplicate of the waiting unique job, waiting for another, leaves it
+	// as it is.
+	dup := h.waiter(driver.DependencyCancel, free.ID)
+	dup.UniqueKey = jobs[21].UniqueKey
+	require.True(t, h.insertVia(h.exec(), dup)[0].Duplicate)
+	h.requireStored(pendingRow(jobs[21]))
 	claimed := h.claimVia(h.exec(), claimParams(h.at(time.Hour), blocker.Topic, "waiters"))
 	require.ElementsMatch(t, []string{blocker.ID, free.ID}, ids(claimed), "only the blocker and the free job are claimed")
 	for _, r := range claimed {

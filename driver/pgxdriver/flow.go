@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,7 +77,7 @@ WHERE s.queue = $4 AND s.rate_limit IS NOT NULL AND EXISTS (SELECT FROM claimed)
 	// arrays), $3 their policies.
 	waitSQL = `UPDATE {t} AS j SET depends_on = u.deps::jsonb, wait_policy = u.policy, wait_run_at = j.run_at, run_at = $4
 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, deps, policy)
-WHERE j.id = u.id`
+WHERE j.id = u.id AND j.wait_policy IS NULL AND j.status = 'pending'`
 
 	// waitingSQL reads up to $1 waiting jobs with IDs after $2, without
 	// locking them (the statements that settle a job check again that it
@@ -93,8 +94,12 @@ CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
 LEFT JOIN {t} AS d ON d.id = dep.id::uuid
 GROUP BY w.id, w.wait_policy`
 
-	// depStatusSQL: the status of the job $1.
-	depStatusSQL = `SELECT status FROM {t} WHERE id = $1`
+	// depStatusSQL: the status of the job $1, read under a share lock so
+	// that it cannot change before the transaction ends; 'held' when
+	// another transaction is changing it (requeueing it, say), NULL when
+	// there is no such job.
+	depStatusSQL = `SELECT CASE WHEN EXISTS (SELECT FROM {t} WHERE id = $1)
+	THEN coalesce((SELECT status FROM {t} WHERE id = $1 FOR SHARE SKIP LOCKED), 'held') END`
 
 	// anyWaitingSQL: whether a job waits, read through the waiting index.
 	anyWaitingSQL = `SELECT EXISTS (SELECT FROM {t} WHERE wait_policy IS NOT NULL)`
@@ -126,18 +131,23 @@ RETURNING {cols}`
 
 // storeWaits stores the waiting jobs among jobs (waits, their indexes,
 // each with a unique key) as waiting, in db, once they were inserted: one
-// found a duplicate was not, and is left as it is. (Jobs without a unique
-// key are stored waiting by their insert.)
-func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobInsert, waits []int) error {
-	if len(waits) == 0 {
-		return nil
-	}
-	ids := make([]pgtype.UUID, len(waits))
-	deps, policies := make([]string, len(waits)), make([]string, len(waits))
-	for n, i := range waits {
+// found a duplicate (results) was not, and the live job is left as it is.
+// (Jobs without a unique key are stored waiting by their insert.)
+func (e *executor) storeWaits(ctx context.Context, db dbtx, jobs []*driver.JobInsert, waits []int,
+	results []driver.JobInsertResult) error {
+	var ids []pgtype.UUID
+	var deps, policies []string
+	for _, i := range waits {
+		if results[i].Duplicate {
+			continue
+		}
 		j := jobs[i]
-		ids[n], _ = parseUUID(j.ID) // checked by JobInsertMany, as the dependencies
-		deps[n], policies[n] = string(rowcodec.StringsJSON(j.DependsOn)), string(j.OnDependencyFailure)
+		id, _ := parseUUID(j.ID) // checked by JobInsertMany, as the dependencies
+		ids = append(ids, id)
+		deps, policies = append(deps, string(rowcodec.StringsJSON(j.DependsOn))), append(policies, string(j.OnDependencyFailure))
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	_, err := db.Exec(ctx, e.d.q.wait, ids, deps, policies, driver.WaitingRunAt)
 	return err
@@ -258,28 +268,32 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 	}
 	err = e.atomic(ctx, func(db dbtx) error {
 		out = nil
+		rel := slices.Clip(release)
 		var cancel []pgtype.UUID
 		var errs []string
 		for _, b := range bad {
-			var status string
+			var status pgtype.Text
 			if u, ok := parseUUID(b.dep); ok {
-				err := db.QueryRow(ctx, e.d.q.depStatus, u).Scan(&status)
-				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				if err := db.QueryRow(ctx, e.d.q.depStatus, u).Scan(&status); err != nil {
 					return err
 				}
 			}
-			if !rowcodec.DependencyFailed(driver.JobStatus(status)) {
-				continue // requeued since it was read: the job waits on
+			if !rowcodec.DependencyFailed(driver.JobStatus(status.String)) {
+				continue // requeued since it was read, or being changed: the job waits on
 			}
-			msg, err := errorJSON(&driver.AttemptError{At: p.Now, Error: driver.DependencyError(b.dep, driver.JobStatus(status))})
+			if b.release {
+				rel = append(rel, b.id)
+				continue
+			}
+			msg, err := errorJSON(&driver.AttemptError{At: p.Now, Error: driver.DependencyError(b.dep, driver.JobStatus(status.String))})
 			if err != nil {
 				return err
 			}
 			cancel, errs = append(cancel, b.id), append(errs, string(msg))
 		}
 		var err error
-		if len(release) > 0 {
-			if out, err = appendQueried(ctx, db, out, e.d.q.release, release); err != nil {
+		if len(rel) > 0 {
+			if out, err = appendQueried(ctx, db, out, e.d.q.release, rel); err != nil {
 				return err
 			}
 		}
@@ -292,8 +306,8 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 }
 
 // readWaiting reads up to limit waiting jobs with IDs after after, and
-// returns those to release, those to cancel (each with the dependency that
-// made it), the last ID read and how many jobs it read.
+// returns those to release, those to settle because of a failed dependency
+// (each with the first such), the last ID read and how many jobs it read.
 func (e *executor) readWaiting(ctx context.Context, limit int, after pgtype.UUID) (
 	release []pgtype.UUID, bad []pendingBad, last pgtype.UUID, seen int, err error) {
 	last = after
@@ -317,10 +331,10 @@ func (e *executor) readWaiting(ctx context.Context, limit int, after pgtype.UUID
 			last = id
 		}
 		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
-		case rel:
+		case rel && failed == 0:
 			release = append(release, id)
-		case can:
-			bad = append(bad, pendingBad{id, firstBad.String})
+		case rel, can: // on a failed dependency, read again before settling
+			bad = append(bad, pendingBad{id: id, dep: firstBad.String, release: rel})
 		}
 	}
 	return release, bad, last, seen, rows.Err()
@@ -336,8 +350,10 @@ func appendQueried(ctx context.Context, db dbtx, jobs []*driver.JobRow, query st
 	return append(jobs, more...), err
 }
 
-// pendingBad is a waiting job to cancel and the dependency that made it.
+// pendingBad is a waiting job to settle because of a failed dependency,
+// dep: to release (release, its policy DependencyRun) or to cancel.
 type pendingBad struct {
-	id  pgtype.UUID
-	dep string
+	id      pgtype.UUID
+	dep     string
+	release bool
 }

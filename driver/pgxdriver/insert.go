@@ -95,7 +95,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 		if err := runInsertBatch(ctx, db, b, e.d.q, jobs, unique, len(plain) > 0 && !useCopy, results); err != nil {
 			return err
 		}
-		return e.storeWaits(ctx, db, jobs, uniqueWaits)
+		return e.storeWaits(ctx, db, jobs, uniqueWaits, results)
 	}
 
 	switch {

@@ -184,10 +184,12 @@ func (v *vacuumer) round(ctx context.Context, logDue, statsDue bool) {
 				v.analyzeWarned = true
 				v.logger.Warn("sluice: analyzing the jobs table failed; will try again", "table", v.d.Table(), "error", err)
 			}
-			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeEvery)
+			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeUnfixed)
 		case analyzed && !fixed:
+			v.analyzeWarned = false
 			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeUnfixed)
 		case analyzed:
+			v.analyzeWarned = false
 			v.nextAnalyze = time.Now().Add(v.d.vacuum.analyzeEvery)
 		}
 	}

@@ -63,7 +63,7 @@ WHERE queue = ?1 AND rate_limit IS NOT NULL`
 	// inserting them.
 	waitSQL = `UPDATE {t} SET depends_on = v.v_deps, wait_policy = v.v_policy, wait_run_at = run_at, run_at = ?2
 FROM (SELECT value ->> 0 AS v_id, value -> 1 AS v_deps, value ->> 2 AS v_policy FROM json_each(?1)) AS v
-WHERE id = v.v_id`
+WHERE id = v.v_id AND wait_policy IS NULL AND status = 'pending'`
 
 	// waitingSQL: ?1 limit, ?2 the ID to read after. Up to ?1 waiting
 	// jobs with IDs after ?2, with what their
@@ -146,21 +146,26 @@ func (e *executor) claimRoom(ctx context.Context, r runner, p *driver.JobClaimPa
 
 // storeWaits stores the waiting jobs among jobs (waits, their indexes,
 // each with a unique key) as waiting, through r, once they were inserted:
-// one found a duplicate was not, and is left as it is. (Jobs without a
-// unique key are stored waiting by their insert.)
-func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobInsert, waits []int) error {
-	if len(waits) == 0 {
-		return nil
-	}
+// one found a duplicate (results) was not, and the live job is left as it
+// is. (Jobs without a unique key are stored waiting by their insert.)
+func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobInsert, waits []int,
+	results []driver.JobInsertResult) error {
 	b := append(make([]byte, 0, 128*len(waits)), '[')
-	for n, i := range waits {
+	n := 0
+	for _, i := range waits {
+		if results[i].Duplicate {
+			continue
+		}
 		j := jobs[i]
-		if n > 0 {
+		if n++; n > 1 {
 			b = append(b, ',')
 		}
 		b = driver.AppendJSONString(append(b, '['), j.ID)
 		b = append(append(append(b, ','), rowcodec.StringsJSON(j.DependsOn)...), ',')
 		b = append(driver.AppendJSONString(b, string(j.OnDependencyFailure)), ']')
+	}
+	if n == 0 {
+		return nil
 	}
 	_, err := r.exec(ctx, e.d.fq.wait, string(append(b, ']')), micros(driver.WaitingRunAt))
 	return err
@@ -271,12 +276,13 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 // jobs it looked at. It reads them without the write lock, and takes it
 // only when some can be settled: the statements that settle a job check
 // again that it waits, so one that another client settled or a user
-// cancelled meanwhile is left as it is.
+// cancelled meanwhile is left as it is, and a failed dependency is read
+// again under the lock before its dependent is settled.
 func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after string) (
 	out []*driver.JobRow, last string, seen int, err error) {
 	fq := e.d.fq
 	var release []string
-	var bad [][2]string
+	var bad []failedDep
 	err = e.read(ctx, "release", func(r runner) error {
 		var err error
 		release, bad, last, seen, err = readWaiting(ctx, r, fq.waiting, p.Limit, after)
@@ -295,18 +301,24 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 		}
 		for _, b := range bad {
 			var status sql.NullString
-			if err := r.queryRow(ctx, fq.depStatus, []any{b[1]}, &status); err != nil && !errors.Is(err, errNoRow) {
+			if err := r.queryRow(ctx, fq.depStatus, []any{b.dep}, &status); err != nil && !errors.Is(err, errNoRow) {
 				return err
 			}
 			if !rowcodec.DependencyFailed(driver.JobStatus(status.String)) {
 				continue // requeued since it was read: the job waits on
 			}
+			if b.release {
+				if out, err = appendQueried(ctx, r, out, fq.release, b.id); err != nil {
+					return err
+				}
+				continue
+			}
 			msg, err := json.Marshal(driver.AttemptError{At: rowcodec.Stored(p.Now),
-				Error: driver.DependencyError(b[1], driver.JobStatus(status.String))})
+				Error: driver.DependencyError(b.dep, driver.JobStatus(status.String))})
 			if err != nil {
 				return err
 			}
-			if out, err = appendQueried(ctx, r, out, fq.relCancel, b[0], micros(p.Now), string(msg)); err != nil {
+			if out, err = appendQueried(ctx, r, out, fq.relCancel, b.id, micros(p.Now), string(msg)); err != nil {
 				return err
 			}
 		}
@@ -325,10 +337,17 @@ func appendQueried(ctx context.Context, r runner, jobs []*driver.JobRow, query s
 	return append(jobs, more...), err
 }
 
+// failedDep is a waiting job to settle because of a failed dependency,
+// dep: to release (release, its policy DependencyRun) or to cancel.
+type failedDep struct {
+	id, dep string
+	release bool
+}
+
 // readWaiting reads up to limit waiting jobs with IDs after after, and
-// returns those to release, those to cancel (each with the dependency that
-// made it), the last ID read and how many jobs it read.
-func readWaiting(ctx context.Context, r runner, query string, limit int, after string) (release []string, bad [][2]string,
+// returns those to release, those to settle because of a failed dependency
+// (each with the first such), the last ID read and how many jobs it read.
+func readWaiting(ctx context.Context, r runner, query string, limit int, after string) (release []string, bad []failedDep,
 	last string, seen int, err error) {
 	rows, err := r.query(ctx, query, limit, after)
 	if err != nil {
@@ -347,10 +366,10 @@ func readWaiting(ctx context.Context, r runner, query string, limit int, after s
 		seen++
 		last = max(last, id)
 		switch rel, can := rowcodec.Settle(driver.DependencyPolicy(policy), n, done, failed); {
-		case rel:
+		case rel && failed == 0:
 			release = append(release, id)
-		case can:
-			bad = append(bad, [2]string{id, firstBad.String})
+		case rel, can: // on a failed dependency, read again before settling
+			bad = append(bad, failedDep{id: id, dep: firstBad.String, release: rel})
 		}
 	}
 	return release, bad, last, seen, rows.Err()

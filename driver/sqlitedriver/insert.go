@@ -57,7 +57,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params *driver.JobInsertMa
 				results[i].Job = rowcodec.NewRow(jobs[i])
 			}
 		}
-		return e.storeWaits(ctx, r, jobs, uniqueWaits)
+		return e.storeWaits(ctx, r, jobs, uniqueWaits, results)
 	}
 
 	if len(unique) == 0 && len(steps) == 1 {
