@@ -4,9 +4,12 @@
 //
 //	BENCH system=<sluice|river|backlite> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
+//	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
 //
 // A ratio above 1 means sluice is better: sluice/other for throughput,
-// other/sluice for latency and memory. Run it from the bench directory;
+// other/sluice for latency and memory. A share is a variant of sluice
+// (with its observability features on, run when -system names it) over
+// plain sluice. Run it from the bench directory;
 // bench/README.md describes the scenarios, the flags and how each system is
 // set up.
 package main
@@ -66,7 +69,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite); default all")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor); default sluice, river and backlite")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -110,7 +113,7 @@ func parseFlags(args []string) (*options, error) {
 		known []string
 	}{
 		{"-scenario", o.scenarios, scenarioNames},
-		{"-system", o.systems, systemsByDriver["sqlite"]},
+		{"-system", o.systems, append(slices.Clone(systemsByDriver["sqlite"]), variantsByDriver["sqlite"]...)},
 		{"-driver", o.drivers, allDrivers},
 	} {
 		if err := check.f.check(check.known); err != nil {
@@ -141,7 +144,10 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 	start := time.Now()
 	var programs []string
 	for _, driver := range o.drivers.selected(allDrivers) {
-		for _, system := range o.systems.selected(systemsByDriver[driver]) {
+		for _, system := range systemsFor(o.systems, driver) {
+			if slices.Contains(programs, program(system, driver)) {
+				continue
+			}
 			programs = append(programs, program(system, driver))
 		}
 	}
@@ -149,7 +155,7 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		return err
 	}
 	for _, driver := range o.drivers.selected(allDrivers) {
-		systemList := o.systems.selected(systemsByDriver[driver])
+		systemList := systemsFor(o.systems, driver)
 		if len(systemList) == 0 {
 			continue
 		}
@@ -204,6 +210,7 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 		}
 		medians[sc.name] = med
 		printRatios(out, driver, sc.name, metrics, systemList, med)
+		printShares(out, driver, sc.name, sc.metrics, systemList, med)
 		// The bloat target compares sluice with its own clean burn-down.
 		if clean, ok := medians["burn_down"]["sluice jobs_per_s"]; sc.name == "bloat" && ok && clean > 0 {
 			if bloat, ok := med["sluice jobs_per_s"]; ok {
@@ -222,7 +229,7 @@ func printRatios(out io.Writer, driver, scenario string, metrics, systemList []s
 	for _, metric := range metrics {
 		ours := med["sluice "+metric]
 		for _, other := range systemList {
-			if other == "sluice" {
+			if other == "sluice" || slices.Contains(variantsByDriver[driver], other) {
 				continue
 			}
 			theirs := med[other+" "+metric]
@@ -234,6 +241,26 @@ func printRatios(out io.Writer, driver, scenario string, metrics, systemList []s
 				continue
 			}
 			fmt.Fprintln(out, ratioLine(driver, scenario, metric, other, num/den))
+		}
+	}
+}
+
+// printShares prints each variant's figure over plain sluice's, for each
+// metric but memory.
+func printShares(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
+	if !slices.Contains(systemList, "sluice") {
+		return
+	}
+	for _, metric := range metrics {
+		plain := med["sluice "+metric]
+		if plain == 0 {
+			continue
+		}
+		for _, v := range systemList {
+			if slices.Contains(variantsByDriver[driver], v) {
+				fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=sluice value=%s\n",
+					driver, scenario, metric, v, harness.FormatValue(med[v+" "+metric]/plain))
+			}
 		}
 	}
 }

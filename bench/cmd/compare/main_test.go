@@ -40,6 +40,48 @@ func TestPrintRatiosSayWhetherSluiceIsBetter(t *testing.T) {
 	}
 }
 
+func TestPrintSharesGiveVariantsOverPlainSluice(t *testing.T) {
+	t.Parallel()
+	med := map[string]float64{
+		"sluice jobs_per_s": 20000, "sluice-traced jobs_per_s": 17000, "river jobs_per_s": 9000,
+		"sluice p99_ms": 2, "sluice-traced p99_ms": 3,
+	}
+	var out bytes.Buffer
+	printShares(&out, "pg", "burn_down", []string{"jobs_per_s", "p99_ms"}, []string{"sluice", "river", "sluice-traced"}, med)
+	want := "SHARE driver=pg scenario=burn_down metric=jobs_per_s system=sluice-traced of=sluice value=0.8500\n" +
+		"SHARE driver=pg scenario=burn_down metric=p99_ms system=sluice-traced of=sluice value=1.50\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+
+	// A variant is no rival: it has no ratio of its own.
+	out.Reset()
+	printRatios(&out, "pg", "burn_down", []string{"jobs_per_s"}, []string{"sluice", "river", "sluice-traced"}, med)
+	if got := out.String(); got != "RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river value=2.22\n" {
+		t.Errorf("ratios with a variant: %q", got)
+	}
+
+	out.Reset()
+	printShares(&out, "pg", "burn_down", []string{"jobs_per_s"}, []string{"sluice-traced"}, med)
+	if out.Len() != 0 {
+		t.Errorf("shares without plain sluice: %q", out.String())
+	}
+}
+
+func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ flag, want string }{
+		{"", "sluice river backlite"},
+		{"river,sluice", "sluice river"},
+		{"sluice,sluice-traced,sluice-floor", "sluice sluice-traced sluice-floor"},
+		{"sluice-logged", "sluice-logged"},
+	} {
+		if got := strings.Join(systemsFor(newFilter(c.flag), "sqlite"), " "); got != c.want {
+			t.Errorf("-system %q runs %q, want %q", c.flag, got, c.want)
+		}
+	}
+}
+
 func TestParseFigures(t *testing.T) {
 	t.Parallel()
 	spec := &harness.Spec{System: "river", Driver: "pg", Scenario: "latency_250ms"}
@@ -115,6 +157,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err = parseFlags(nil); err != nil || o.reps != 3 || o.dbURL != "postgres://elsewhere/db" {
 		t.Errorf("full options: %+v, %v", o, err)
 	}
+	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor"}); err != nil {
+		t.Errorf("the variants of sluice: %v", err)
+	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
@@ -125,7 +170,7 @@ func TestParseFlags(t *testing.T) {
 
 // TestChildProgramsLinkOneSystem checks that each child program links its
 // own system and driver and no other, so that the memory measured in it is
-// that system's.
+// that system's; and that only the variants that need OpenTelemetry link it.
 func TestChildProgramsLinkOneSystem(t *testing.T) {
 	t.Parallel()
 	const (
@@ -134,15 +179,18 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		backliteMod = "github.com/mikestefanello/backlite"
 		pgxMod      = "github.com/jackc/pgx/v5"
 		sqliteMod   = "modernc.org/sqlite"
+		otelMod     = "go.opentelemetry.io/otel"
 	)
 	want := map[string][]string{
-		"sluice-pg":       {sluiceMod, pgxMod},
-		"sluice-sqlite":   {sluiceMod, sqliteMod},
-		"river-pg":        {riverMod, pgxMod},
-		"backlite-sqlite": {backliteMod, sqliteMod},
+		"sluice-pg":         {sluiceMod, pgxMod},
+		"sluice-sqlite":     {sluiceMod, sqliteMod},
+		"sluiceotel-pg":     {sluiceMod, pgxMod, otelMod},
+		"sluiceotel-sqlite": {sluiceMod, sqliteMod, otelMod},
+		"river-pg":          {riverMod, pgxMod},
+		"backlite-sqlite":   {backliteMod, sqliteMod},
 	}
 	for _, driver := range allDrivers {
-		for _, system := range systemsByDriver[driver] {
+		for _, system := range append(slices.Clone(systemsByDriver[driver]), variantsByDriver[driver]...) {
 			if p := program(system, driver); p != riverSQLite && want[p] == nil {
 				t.Errorf("no expectation for the child program %s", p)
 			}
@@ -156,7 +204,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		}
 		var got []string
 		for m := range strings.FieldsSeq(string(out)) {
-			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod}, m) && !slices.Contains(got, m) {
+			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod}, m) && !slices.Contains(got, m) {
 				got = append(got, m)
 			}
 		}

@@ -164,7 +164,17 @@ const childrenDir = "cmd/children"
 
 // program names the child program that measures system on driver: the
 // directory of its main package in childrenDir, and its file in r.tmp.
-func program(system, driver string) string { return system + "-" + driver }
+// The variants of sluice live in sluice's program, or in sluiceotel's when
+// they link OpenTelemetry.
+func program(system, driver string) string {
+	switch system {
+	case "sluice-logged":
+		system = "sluice"
+	case "sluice-traced", "sluice-floor":
+		system = "sluiceotel"
+	}
+	return system + "-" + driver
+}
 
 // riverSQLite is the child program built from the River-on-SQLite module.
 var riverSQLite = program("river", "sqlite")

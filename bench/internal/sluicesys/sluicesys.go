@@ -42,6 +42,13 @@ type Setup[TTx any] struct {
 	Count func(ctx context.Context, query string) (int64, error)
 	// Release releases the database.
 	Release func()
+
+	// Configure, when set, changes the client's Config after the
+	// benchmark's own settings: the observability features that the
+	// variants of sluice turn on.
+	Configure func(*sluice.Config)
+	// LogLine makes every job log one record through sluice.Logger.
+	LogLine bool
 }
 
 // New returns sluice over setup's driver.
@@ -64,13 +71,20 @@ func (s *system[TTx]) Open(_ context.Context, tuned bool, work func(int64)) erro
 	cfg := &sluice.Config{Logger: discard}
 	if work != nil {
 		cfg.Workers = sluice.NewWorkers()
-		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(func(_ context.Context, job *sluice.Job[Args]) error {
+		logLine := s.LogLine
+		sluice.AddWorker(cfg.Workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[Args]) error {
 			work(job.Args.N)
+			if logLine {
+				sluice.Logger(ctx).Info("worked", "n", job.Args.N)
+			}
 			return nil
 		}))
 	}
 	if tuned {
 		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: s.TunedWorkers}}
+	}
+	if s.Configure != nil {
+		s.Configure(cfg)
 	}
 	c, err := sluice.NewClient(s.Driver, cfg)
 	if err != nil {
@@ -104,4 +118,29 @@ func (s *system[TTx]) Remaining(ctx context.Context) (int64, error) {
 func (s *system[TTx]) Close() error {
 	s.Release()
 	return nil
+}
+
+// Factory returns the factory of sluice over the setup open makes, changed
+// by each of with: plain sluice with none, a variant of it with some.
+func Factory[TTx any](open func(context.Context, *harness.Spec) (Setup[TTx], error),
+	with ...func(Setup[TTx]) (Setup[TTx], error)) harness.Factory {
+	return func(ctx context.Context, spec *harness.Spec) (harness.System, error) {
+		setup, err := open(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range with {
+			if setup, err = w(setup); err != nil {
+				setup.Release()
+				return nil, err
+			}
+		}
+		return New(setup), nil
+	}
+}
+
+// Logged returns setup with one log line per job, kept with the job.
+func Logged[TTx any](setup Setup[TTx]) (Setup[TTx], error) {
+	setup.LogLine = true
+	return setup, nil
 }
