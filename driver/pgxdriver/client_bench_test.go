@@ -100,6 +100,20 @@ func BenchmarkClientWorkBacklog100kLogging(b *testing.B) {
 	burnDownWith(b, clientbench.BurnDownOptions{LogLine: true})
 }
 
+// BenchmarkClientWorkBacklog100kTuned works a backlog of 100k no-op jobs
+// with tunedWorkers workers; BenchmarkClientWorkBacklog100kTunedLogging
+// is the same with a log line per job, as bench/'s burn_down with
+// sluice-logged.
+func BenchmarkClientWorkBacklog100kTuned(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{Workers: tunedWorkers})
+}
+
+// BenchmarkClientWorkBacklog100kTunedLogging is
+// BenchmarkClientWorkBacklog100kTuned with jobs that log one record each.
+func BenchmarkClientWorkBacklog100kTunedLogging(b *testing.B) {
+	burnDownWith(b, clientbench.BurnDownOptions{Workers: tunedWorkers, LogLine: true})
+}
+
 // burnDownWith works a backlog of 100k jobs with the options o.
 func burnDownWith(b *testing.B, o clientbench.BurnDownOptions) {
 	n := clientbench.Size(100_000)
