@@ -68,17 +68,22 @@ func (p *Pool[T]) loop(item T) {
 // a garbage collection does not shrink the stack its jobs grew.
 //
 // A collection halves the stack of a goroutine that uses less than a
-// quarter of it (counting some 800 bytes the runtime keeps free), and a
-// goroutine waiting in a select uses a few hundred bytes. With many
-// workers and a collection every few thousand jobs, each job then found
-// its stack halved and grew it back, copying it: a job logging one line
-// (8 KiB of stack) through sluice.Logger paid more for that copy than for
-// the line, and a handler calling a database or HTTP client reaches 16 KiB.
-// Held while waiting, 3.5 KiB keeps stacks of up to 16 KiB as they are,
-// at the price of 8 KiB of stack for every waiting goroutine (2 KiB to
-// 4 KiB without it). The runtime's rule is not part of Go's promises; if
-// it changes, this costs a little memory and saves nothing.
-const stackReserve = 3584
+// quarter of it (counting 800 bytes the runtime keeps free), and a
+// goroutine waiting in a select uses some 600 bytes. With many workers and
+// a collection every thousand jobs or so, each job then found its stack
+// halved and grew it back, copying it: a job logging one line through
+// sluice.Logger needs 8 KiB of stack, and paid more for that copy than for
+// the line. Held while waiting, 1.5 KiB (2.1 KiB of stack in use in all)
+// keeps stacks of up to 8 KiB as they are; larger ones are halved to 8 KiB.
+//
+// The price is memory: a waiting goroutine's stack is 4 or 8 KiB, not 2 to
+// 8. And the runtime starts new goroutines with the average stack in use
+// at the last collection, plus a margin, rounded up: in a process whose
+// goroutines are mostly waiting workers, that goes from 2 to 4 KiB. (A
+// reserve that kept 16 KiB stacks would make it 8 KiB.) The runtime's rules
+// are not part of Go's promises; if they change, this costs a little memory
+// and saves nothing.
+const stackReserve = 1536
 
 // wait waits for the next item, holding stackReserve bytes of stack: a
 // function of its own, so that the reserve is on the stack only while the

@@ -1,12 +1,10 @@
 package pool
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -104,44 +102,4 @@ func TestCloseLeavesReleasedGoroutines(t *testing.T) {
 	close(stuck)
 	<-returned
 	require.Zero(t, p.waiting.Load(), "a released goroutine went back to waiting")
-}
-
-// TestWaitingGoroutinesKeepTheirStacks runs a job that grows its
-// goroutine's stack to 16 KiB, runs garbage collections while the
-// goroutine waits, and runs a second job on it: the second finds the stack
-// as the first left it, so its own deep calls do not grow (move) it again.
-// Without the reserve a waiting goroutine holds, each collection shrinks
-// the stack of every waiting goroutine, and with many workers each job
-// grew its stack again (see stackReserve).
-func TestWaitingGoroutinesKeepTheirStacks(t *testing.T) {
-	t.Parallel()
-	moved := make(chan bool)
-	p := New(time.Minute, func(int) bool {
-		var x byte
-		before := uintptr(unsafe.Pointer(&x))
-		deepStack(16)
-		moved <- uintptr(unsafe.Pointer(&x)) != before
-		return true
-	})
-	defer p.Close()
-	p.Go(1)
-	require.True(t, <-moved, "the first job did not grow its stack: the test shows nothing")
-	require.Eventually(t, func() bool { return p.waiting.Load() == 1 }, 5*time.Second, time.Millisecond)
-	runtime.GC()
-	runtime.GC()
-	p.Go(2)
-	require.False(t, <-moved, "the waiting goroutine's stack was shrunk, and the next job grew it again")
-	require.EqualValues(t, 1, p.started.Load())
-}
-
-// deepStack uses about n*512 bytes of stack.
-//
-//go:noinline
-func deepStack(n int) byte {
-	var buf [512]byte
-	buf[n] = byte(n)
-	if n == 0 {
-		return buf[0]
-	}
-	return deepStack(n-1) + buf[n]
 }
