@@ -2,7 +2,7 @@
 // SQLite) and backlite (SQLite) on this machine, in one run, and prints one
 // line per figure and the ratios:
 //
-//	BENCH system=<sluice|river|backlite> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
 //	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
 //

@@ -23,10 +23,14 @@ import (
 )
 
 // providers returns a TracerProvider that samples every span and exports
-// them in batches to an exporter that drops them, a MeterProvider whose
-// reader is never read, and a function that shuts both down.
-func providers() (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, func()) {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+// them in batches to an exporter that drops them, or to exporter when it
+// is given; a MeterProvider whose reader is never read; and a function
+// that shuts both down.
+func providers(exporter sdktrace.SpanExporter) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, func()) {
+	if exporter == nil {
+		exporter = tracetest.NewNoopExporter()
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	return tp, mp, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -40,16 +44,21 @@ func providers() (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, func()) {
 // (every span sampled and exported, every metric recorded) and one log
 // line per job, kept with the job.
 func Traced[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
-	tp, mp, shutdown := providers()
+	return traced(setup, nil)
+}
+
+// traced is Traced exporting spans to exporter (nil: dropped).
+func traced[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) (sluicesys.Setup[TTx], error) {
+	tp, mp, shutdown := providers(exporter)
 	mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(tp), sluiceotel.WithMeterProvider(mp))
 	if err != nil {
 		shutdown()
 		return setup, err
 	}
-	setup.Configure = func(cfg *sluice.Config) {
+	setup.Configure = then(setup.Configure, func(cfg *sluice.Config) {
 		cfg.EnqueueMiddleware = append(cfg.EnqueueMiddleware, mw)
 		cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw)
-	}
+	})
 	setup.LogLine = true
 	setup.Release = chain(shutdown, setup.Release)
 	return setup, nil
@@ -62,7 +71,12 @@ func Traced[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
 // trace context from the enqueue and keeps nothing with the job: what
 // tracing every job costs before any queue does anything for it.
 func Floor[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
-	tp, mp, shutdown := providers()
+	return floor(setup, nil)
+}
+
+// floor is Floor exporting spans to exporter (nil: dropped).
+func floor[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) (sluicesys.Setup[TTx], error) {
+	tp, mp, shutdown := providers(exporter)
 	tracer, meter := tp.Tracer("floor"), mp.Meter("floor")
 	lag, err1 := meter.Float64Histogram("lag")
 	took, err2 := meter.Float64Histogram("duration")
@@ -87,9 +101,22 @@ func Floor[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
 		span.End()
 		return err
 	})
-	setup.Configure = func(cfg *sluice.Config) { cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw) }
+	setup.Configure = then(setup.Configure, func(cfg *sluice.Config) {
+		cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw)
+	})
 	setup.Release = chain(shutdown, setup.Release)
 	return setup, nil
+}
+
+// then returns a Config change that makes first (if any), then next.
+func then(first, next func(*sluice.Config)) func(*sluice.Config) {
+	if first == nil {
+		return next
+	}
+	return func(cfg *sluice.Config) {
+		first(cfg)
+		next(cfg)
+	}
 }
 
 // chain returns a function that calls first, then then.
