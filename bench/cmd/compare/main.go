@@ -113,7 +113,7 @@ func parseFlags(args []string) (*options, error) {
 		known []string
 	}{
 		{"-scenario", o.scenarios, scenarioNames},
-		{"-system", o.systems, append(slices.Clone(systemsByDriver["sqlite"]), variantsByDriver["sqlite"]...)},
+		{"-system", o.systems, append(slices.Clone(systemsByDriver["sqlite"]), variantNames...)},
 		{"-driver", o.drivers, allDrivers},
 	} {
 		if err := check.f.check(check.known); err != nil {
@@ -229,7 +229,7 @@ func printRatios(out io.Writer, driver, scenario string, metrics, systemList []s
 	for _, metric := range metrics {
 		ours := med["sluice "+metric]
 		for _, other := range systemList {
-			if other == "sluice" || slices.Contains(variantsByDriver[driver], other) {
+			if _, variant := variants[other]; other == "sluice" || variant {
 				continue
 			}
 			theirs := med[other+" "+metric]
@@ -257,7 +257,7 @@ func printShares(out io.Writer, driver, scenario string, metrics, systemList []s
 			continue
 		}
 		for _, v := range systemList {
-			if slices.Contains(variantsByDriver[driver], v) {
+			if _, variant := variants[v]; variant {
 				fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=sluice value=%s\n",
 					driver, scenario, metric, v, harness.FormatValue(med[v+" "+metric]/plain))
 			}

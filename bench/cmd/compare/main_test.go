@@ -190,7 +190,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		"backlite-sqlite":   {backliteMod, sqliteMod},
 	}
 	for _, driver := range allDrivers {
-		for _, system := range append(slices.Clone(systemsByDriver[driver]), variantsByDriver[driver]...) {
+		for _, system := range append(slices.Clone(systemsByDriver[driver]), variantNames...) {
 			if p := program(system, driver); p != riverSQLite && want[p] == nil {
 				t.Errorf("no expectation for the child program %s", p)
 			}

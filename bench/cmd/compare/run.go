@@ -164,14 +164,10 @@ const childrenDir = "cmd/children"
 
 // program names the child program that measures system on driver: the
 // directory of its main package in childrenDir, and its file in r.tmp.
-// The variants of sluice live in sluice's program, or in sluiceotel's when
-// they link OpenTelemetry.
+// A variant of sluice lives in the program variants names.
 func program(system, driver string) string {
-	switch system {
-	case "sluice-logged":
-		system = "sluice"
-	case "sluice-traced", "sluice-floor":
-		system = "sluiceotel"
+	if p, ok := variants[system]; ok {
+		system = p
 	}
 	return system + "-" + driver
 }

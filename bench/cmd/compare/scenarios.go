@@ -27,23 +27,29 @@ var systemsByDriver = map[string][]string{
 	"sqlite": {"sluice", "river", "backlite"},
 }
 
-// variantsByDriver are sluice with its observability features on, run
-// only when -system names them and reported as shares of plain sluice's
-// figures rather than as rivals: one log line per job (sluice-logged),
-// sluiceotel's tracing and metrics with one log line per job
-// (sluice-traced), and the OpenTelemetry SDK's own calls for each job in a
-// middleware of a few lines (sluice-floor).
-var variantsByDriver = map[string][]string{
-	"pg":     {"sluice-logged", "sluice-traced", "sluice-floor"},
-	"sqlite": {"sluice-logged", "sluice-traced", "sluice-floor"},
+// variants are sluice with its observability features on, on either
+// driver, run only when -system names them and reported as shares of plain
+// sluice's figures rather than as rivals: one log line per job
+// (sluice-logged), sluiceotel's tracing and metrics with one log line per
+// job (sluice-traced), and the OpenTelemetry SDK's own calls for each job
+// in a middleware of a few lines (sluice-floor). Each maps to the child
+// program it lives in: sluice's, or sluiceotel's when it links
+// OpenTelemetry.
+var variants = map[string]string{
+	"sluice-logged": "sluice",
+	"sluice-traced": "sluiceotel",
+	"sluice-floor":  "sluiceotel",
 }
+
+// variantNames are the variants, in the order they run.
+var variantNames = []string{"sluice-logged", "sluice-traced", "sluice-floor"}
 
 // systemsFor returns the systems of a driver that f selects: every rival
 // when f is empty, and the variants only when f names them.
 func systemsFor(f filter, driver string) []string {
 	out := f.selected(systemsByDriver[driver])
 	if len(f) > 0 {
-		out = append(out, f.selected(variantsByDriver[driver])...)
+		out = append(out, f.selected(variantNames)...)
 	}
 	return out
 }

@@ -55,12 +55,12 @@ func traced[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter)
 		shutdown()
 		return setup, err
 	}
-	setup.Configure = then(setup.Configure, func(cfg *sluice.Config) {
+	setup.AddConfigure(func(cfg *sluice.Config) {
 		cfg.EnqueueMiddleware = append(cfg.EnqueueMiddleware, mw)
 		cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw)
 	})
 	setup.LogLine = true
-	setup.Release = chain(shutdown, setup.Release)
+	setup.AddRelease(shutdown)
 	return setup, nil
 }
 
@@ -101,28 +101,7 @@ func floor[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) 
 		span.End()
 		return err
 	})
-	setup.Configure = then(setup.Configure, func(cfg *sluice.Config) {
-		cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw)
-	})
-	setup.Release = chain(shutdown, setup.Release)
+	setup.AddConfigure(func(cfg *sluice.Config) { cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw) })
+	setup.AddRelease(shutdown)
 	return setup, nil
-}
-
-// then returns a Config change that makes first (if any), then next.
-func then(first, next func(*sluice.Config)) func(*sluice.Config) {
-	if first == nil {
-		return next
-	}
-	return func(cfg *sluice.Config) {
-		first(cfg)
-		next(cfg)
-	}
-}
-
-// chain returns a function that calls first, then then.
-func chain(first, then func()) func() {
-	return func() {
-		first()
-		then()
-	}
 }

@@ -45,7 +45,7 @@ type Setup[TTx any] struct {
 
 	// Configure, when set, changes the client's Config after the
 	// benchmark's own settings: the observability features that the
-	// variants of sluice turn on.
+	// variants of sluice turn on (see AddConfigure).
 	Configure func(*sluice.Config)
 	// LogLine makes every job log one record through sluice.Logger.
 	LogLine bool
@@ -136,6 +136,27 @@ func Factory[TTx any](open func(context.Context, *harness.Spec) (Setup[TTx], err
 			}
 		}
 		return New(setup), nil
+	}
+}
+
+// AddConfigure makes Configure also make change, after what it made.
+func (s *Setup[TTx]) AddConfigure(change func(*sluice.Config)) {
+	if first := s.Configure; first != nil {
+		s.Configure = func(cfg *sluice.Config) {
+			first(cfg)
+			change(cfg)
+		}
+		return
+	}
+	s.Configure = change
+}
+
+// AddRelease makes Release call release first, then release the database.
+func (s *Setup[TTx]) AddRelease(release func()) {
+	db := s.Release
+	s.Release = func() {
+		release()
+		db()
 	}
 }
 
