@@ -133,20 +133,32 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 	return &server{url: srv.URL + "/sluice/", client: client}
 }
 
+// newFixture returns a fixture whose long job waits to advance.
+func newFixture() *fixture {
+	return &fixture{advance: make(chan struct{}), done: make(chan struct{})}
+}
+
+// serveSQLite serves the dashboard over a client on a SQLite file of the
+// test's own.
+func serveSQLite(t *testing.T, fx *fixture) *server {
+	t.Helper()
+	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return serve(t, sqlitedriver.New(db), fx)
+}
+
 // onBothDrivers runs fn on a SQLite file and on a Postgres schema of its own,
 // one after the other: a browser each at once would be slow on a small
 // machine.
 func onBothDrivers(t *testing.T, fn func(t *testing.T, s *server, fx *fixture)) {
 	t.Run("SQLite", func(t *testing.T) {
-		db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = db.Close() })
-		fx := &fixture{advance: make(chan struct{}), done: make(chan struct{})}
-		fn(t, serve(t, sqlitedriver.New(db), fx), fx)
+		fx := newFixture()
+		fn(t, serveSQLite(t, fx), fx)
 	})
 	t.Run("Postgres", func(t *testing.T) {
 		pool, schema := dbtest.Pool(t)
-		fx := &fixture{advance: make(chan struct{}), done: make(chan struct{})}
+		fx := newFixture()
 		fn(t, serve(t, pgxdriver.New(pool, pgxdriver.WithSchema(schema)), fx), fx)
 	})
 }

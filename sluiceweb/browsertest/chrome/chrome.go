@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
@@ -116,6 +118,16 @@ func (p *Page) Eval(expr string) string {
 	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
 	require.NoError(p.t, err, expr)
 	return v
+}
+
+// OnNewDocument runs the JavaScript source in every document the tab
+// loads from now on, before the document's own scripts.
+func (p *Page) OnNewDocument(source string) {
+	p.t.Helper()
+	p.Do("adding a script to new documents", func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: source})
+		return chromedp.Void{}, err
+	})
 }
 
 // Click clicks the element the CSS selector finds first, once visible.

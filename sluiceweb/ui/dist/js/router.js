@@ -4,12 +4,13 @@
 // forward restore.
 import { useState, useEffect } from "./vendor/htm-preact.js";
 
-// parse returns the route of a fragment: its path segments and parameters.
+// parse returns the route of a fragment: its path segments and parameters,
+// and the fragment itself.
 export function parse(hash) {
   const raw = (hash || "").replace(/^#/, "");
   const [path, qs] = raw.split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return { parts, params: new URLSearchParams(qs || "") };
+  return { parts, params: new URLSearchParams(qs || ""), hash: hash || "" };
 }
 
 // href returns the fragment of a path and parameters, dropping empty ones.
@@ -39,9 +40,13 @@ export function go(to, replace = false) {
 export function useRoute() {
   const [route, set] = useState(() => parse(location.hash));
   useEffect(() => {
-    const on = () => set(parse(location.hash));
+    const on = () => set((route) => (route.hash === location.hash ? route : parse(location.hash)));
     window.addEventListener("hashchange", on);
     window.addEventListener("popstate", on);
+    // The fragment may have changed between the first render and now,
+    // with nobody listening: a page embedding this one may set it as soon
+    // as it sees the dashboard.
+    on();
     return () => {
       window.removeEventListener("hashchange", on);
       window.removeEventListener("popstate", on);
