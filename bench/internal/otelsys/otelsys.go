@@ -55,7 +55,7 @@ func traced[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter)
 		shutdown()
 		return setup, err
 	}
-	setup.AddConfigure(func(cfg *sluice.Config) {
+	setup.Configure = append(setup.Configure, func(cfg *sluice.Config) {
 		cfg.EnqueueMiddleware = append(cfg.EnqueueMiddleware, mw)
 		cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw)
 	})
@@ -101,7 +101,7 @@ func floor[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) 
 		span.End()
 		return err
 	})
-	setup.AddConfigure(func(cfg *sluice.Config) { cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw) })
+	setup.Configure = append(setup.Configure, func(cfg *sluice.Config) { cfg.WorkMiddleware = append(cfg.WorkMiddleware, mw) })
 	setup.AddRelease(shutdown)
 	return setup, nil
 }

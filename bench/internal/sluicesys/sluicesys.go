@@ -43,10 +43,10 @@ type Setup[TTx any] struct {
 	// Release releases the database.
 	Release func()
 
-	// Configure, when set, changes the client's Config after the
+	// Configure are changes to the client's Config, made in order after the
 	// benchmark's own settings: the observability features that the
-	// variants of sluice turn on (see AddConfigure).
-	Configure func(*sluice.Config)
+	// variants of sluice turn on.
+	Configure []func(*sluice.Config)
 	// LogLine makes every job log one record through sluice.Logger.
 	LogLine bool
 }
@@ -83,8 +83,8 @@ func (s *system[TTx]) Open(_ context.Context, tuned bool, work func(int64)) erro
 	if tuned {
 		cfg.Queues = map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: s.TunedWorkers}}
 	}
-	if s.Configure != nil {
-		s.Configure(cfg)
+	for _, change := range s.Configure {
+		change(cfg)
 	}
 	c, err := sluice.NewClient(s.Driver, cfg)
 	if err != nil {
@@ -137,18 +137,6 @@ func Factory[TTx any](open func(context.Context, *harness.Spec) (Setup[TTx], err
 		}
 		return New(setup), nil
 	}
-}
-
-// AddConfigure makes Configure also make change, after what it made.
-func (s *Setup[TTx]) AddConfigure(change func(*sluice.Config)) {
-	if first := s.Configure; first != nil {
-		s.Configure = func(cfg *sluice.Config) {
-			first(cfg)
-			change(cfg)
-		}
-		return
-	}
-	s.Configure = change
 }
 
 // AddRelease makes Release call release first, then release the database.
