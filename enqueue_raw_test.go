@@ -52,6 +52,12 @@ func testRawArgsRejectsBadInputAndWritesNothing[TTx any](t *testing.T, k *kit[TT
 		{"over the limit", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)}, nil, sluice.ErrPayloadTooLarge},
 		{"wrong type for the worker", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`{"n":"one"}`)}, nil, sluice.ErrInvalidArgs},
 		{"unknown field for the worker", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`{"m":1}`)}, nil, sluice.ErrInvalidArgs},
+		// encoding/json would fill the field tagged "n" from each of these.
+		{"a field named only by case", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`{"N":1}`)}, nil, sluice.ErrInvalidArgs},
+		{"a member twice", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`{"n":1,"n":2}`)}, nil, sluice.ErrInvalidArgs},
+		{"a member twice by case", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`{"n":1,"N":2}`)}, nil, sluice.ErrInvalidArgs},
+		{"invalid UTF-8", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage("{\"n\":1,\"x\":\"\xff\"}")}, nil, sluice.ErrInvalidArgs},
+		{"a lone surrogate", sluice.RawArgs{TopicName: "note", Payload: json.RawMessage(`"\ud800"`)}, nil, sluice.ErrInvalidArgs},
 		{"topic without a worker", sluice.RawArgs{TopicName: "nope", Payload: json.RawMessage(`{}`)}, nil, sluice.ErrUnknownTopic},
 		{"empty topic", sluice.RawArgs{Payload: json.RawMessage(`{}`)}, nil, sluice.ErrEmptyTopic},
 		{"unknown queue", sluice.RawArgs{TopicName: "note"}, &sluice.EnqueueOptions{Queue: "nope"}, sluice.ErrUnknownQueue},
