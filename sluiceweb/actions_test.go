@@ -105,7 +105,7 @@ func TestActOnJobsAFilterSelects(t *testing.T) {
 			{``, sluiceweb.CodeInvalidRequest, ""},
 		} {
 			for _, a := range []string{"cancel", "requeue", "retry", "delete"} {
-				p := e.do("POST", "api/jobs/"+a, tc.body).problem(t, http.StatusBadRequest, tc.code)
+				p := e.do("POST", "api/jobs/"+a, tc.body, "Content-Type", "application/json").problem(t, http.StatusBadRequest, tc.code)
 				require.Equal(t, tc.field, p.Field, "%s %s", a, tc.body)
 			}
 		}

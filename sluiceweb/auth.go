@@ -1,6 +1,7 @@
 package sluiceweb
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -54,6 +55,19 @@ type Action struct {
 	// Queue is the queue paused or resumed (with AllTopics, since a
 	// queue holds jobs of any topic); empty otherwise.
 	Queue string
+	// Payload is, for an enqueue and for a schedule's create or update,
+	// the job's payload exactly as the client will store it and its worker
+	// decode it (compacted JSON; {} when the request has none; Postgres
+	// keeps the same value as jsonb); nil otherwise.
+	Payload json.RawMessage
+	// Body is the request's body for the requests that have one (an
+	// enqueue, a bulk action, a schedule's create or update), exactly as
+	// the handler decoded it and the values it stores come from: one JSON
+	// object in valid UTF-8 with no member twice at any depth (names
+	// equal under encoding/json's case folding count as one). nil for
+	// requests without a body. The request's own Body has been read: an
+	// Authorize that looks at the body must look here.
+	Body json.RawMessage
 }
 
 // ErrUnauthorized, returned by Options.Authorize (wrapped or not), answers

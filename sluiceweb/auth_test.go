@@ -1,6 +1,7 @@
 package sluiceweb_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -127,8 +128,9 @@ func TestAuthorizeDecidesPerActionAndTopic(t *testing.T) {
 			{"GET", "api/jobs/stats?topics=mail", "", reader, 200, sluiceweb.Action{Kind: "read", Name: "stats", Topics: []string{"mail"}}},
 			{"GET", "api/queues", "", reader, 200, sluiceweb.Action{Kind: "read", Name: "queues", AllTopics: true}},
 			{"GET", "api/clients", "", reader, 200, sluiceweb.Action{Kind: "read", Name: "clients", AllTopics: true}},
-			{"POST", "api/jobs", `{"topic": "mail"}`, reader, 403, sluiceweb.Action{Kind: "enqueue", Name: "enqueue", Topics: []string{"mail"}}},
-			{"POST", "api/jobs", `{"topic": "mail"}`, mailer, 201, sluiceweb.Action{Kind: "enqueue", Name: "enqueue", Topics: []string{"mail"}}},
+			{"POST", "api/jobs", `{"topic": "mail"}`, reader, 403, sluiceweb.Action{Kind: "enqueue", Name: "enqueue", Topics: []string{"mail"}, Payload: json.RawMessage(`{}`)}},
+			{"POST", "api/jobs", `{"topic": "mail", "payload": {"to": "a@b.c"}}`, mailer, 201,
+				sluiceweb.Action{Kind: "enqueue", Name: "enqueue", Topics: []string{"mail"}, Payload: json.RawMessage(`{"to":"a@b.c"}`)}},
 			{"POST", "api/jobs/" + id + "/cancel", "", reader, 403, sluiceweb.Action{Kind: "manage", Name: "cancel", Topics: []string{"mail"}, JobID: id}},
 			{"POST", "api/jobs/" + id + "/cancel", "", mailer, 200, sluiceweb.Action{Kind: "manage", Name: "cancel", Topics: []string{"mail"}, JobID: id}},
 			{"POST", "api/jobs/requeue", `{"statuses": ["cancelled"]}`, mailer, 403, sluiceweb.Action{Kind: "manage", Name: "requeue", AllTopics: true}},
@@ -139,6 +141,9 @@ func TestAuthorizeDecidesPerActionAndTopic(t *testing.T) {
 			require.Equal(t, tc.status, r.status, "%s %s as %s: %s", tc.method, tc.path, tc.user[1], r.body)
 			if tc.status == http.StatusForbidden {
 				r.problem(t, http.StatusForbidden, sluiceweb.CodeForbidden)
+			}
+			if tc.body != "" {
+				tc.want.Body = json.RawMessage(tc.body) // the body exactly as sent
 			}
 			require.Equal(t, tc.want, p.last(), "%s %s", tc.method, tc.path)
 		}

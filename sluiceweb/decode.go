@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -17,46 +18,88 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/internal/strictjson"
 )
 
-// decodeBody decodes the request's JSON body into v, a pointer to a struct:
-// one JSON object of at most the handler's body limit, without fields v
-// does not have.
-func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+// decodeBody reads the request's body and decodes it into v, a pointer to
+// a struct, and returns the body as read. The body must be sent as
+// application/json (415 otherwise), hold at most the handler's body limit
+// (413), and be one JSON object in valid UTF-8, with no member twice in any
+// object at any depth, names equal under encoding/json's case folding
+// counting as one (see package strictjson), and no member v does not have
+// by its exact name (400). What the handler checks and stores is then
+// what every later reader of the body and of the stored values sees.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
+	if err := jsonContentType(r); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.bodyLimit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+		return nil, &problem{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
 			Detail: fmt.Sprintf("the request body is over %d bytes", tooLarge.Limit)}
 	case err != nil:
-		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "reading the request body: " + err.Error()}
+		return nil, &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "reading the request body: " + err.Error()}
 	case len(bytes.TrimSpace(body)) == 0:
-		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body is empty: want a JSON object"}
+		return nil, &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body is empty: want a JSON object"}
+	}
+	if err := strictjson.Check(body); err != nil {
+		return nil, strictProblem(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		return nil, bodyProblem(err)
+	}
+	known := fieldNames(v)
+	for name := range members {
+		if !known[name] {
+			return nil, badRequest(CodeInvalidRequest, name, "unknown field")
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil {
-		if _, end := dec.Token(); end != io.EOF {
-			err = errors.New("more follows the JSON object")
-		}
+	if err := dec.Decode(v); err != nil {
+		return nil, bodyProblem(err)
 	}
-	if err == nil {
-		return nil
+	return body, nil
+}
+
+// jsonContentType returns a problem (415) unless r's body is sent as
+// application/json, in UTF-8 if it names a charset.
+func jsonContentType(r *http.Request) error {
+	types := r.Header.Values("Content-Type")
+	var mediaType string
+	var params map[string]string
+	var err error
+	if len(types) == 1 {
+		mediaType, params, err = mime.ParseMediaType(types[0])
 	}
-	// encoding/json names an unknown member only in its message: read the
-	// members to name it.
-	var members map[string]json.RawMessage
-	if json.Unmarshal(body, &members) == nil {
-		known := fieldNames(v)
-		for name := range members {
-			if !known[name] {
-				return badRequest(CodeInvalidRequest, name, "unknown field")
-			}
-		}
+	charset, named := params["charset"]
+	if len(types) != 1 || err != nil || mediaType != "application/json" || (named && !strings.EqualFold(charset, "utf-8")) {
+		return &problem{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
+			Detail: fmt.Sprintf("the request body must be sent as application/json (in UTF-8), not %s", quoteList(types))}
 	}
-	return bodyProblem(err)
+	return nil
+}
+
+// strictProblem returns the problem of a body package strictjson refused:
+// invalid_payload when the fault is in the member payload, invalid_request
+// otherwise.
+func strictProblem(err error) *problem {
+	var e *strictjson.Error
+	if !errors.As(err, &e) || e.Path == "" || errors.Is(err, strictjson.ErrSyntax) {
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body " + err.Error()}
+	}
+	code := CodeInvalidRequest
+	if e.Path == "payload" || strings.HasPrefix(e.Path, "payload.") || strings.HasPrefix(e.Path, "payload[") {
+		code = CodeInvalidPayload
+	}
+	detail := e.Err.Error()
+	if e.Detail != "" {
+		detail += ": " + e.Detail
+	}
+	return badRequest(code, e.Path, detail)
 }
 
 // bodyProblem returns the problem of a body encoding/json did not decode.

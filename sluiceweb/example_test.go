@@ -54,6 +54,7 @@ func ExampleNew() {
 
 	req, _ := http.NewRequestWithContext(context.Background(), "POST", srv.URL+"/sluice/api/jobs",
 		strings.NewReader(`{"topic": "mail_digest", "payload": {"to": "ada@example.com"}, "delay": "1h"}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Role", "operator")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -89,7 +89,8 @@ func maxRetries(code string, n *int) (int, error) {
 // enqueue serves POST api/jobs: a job by topic and JSON payload.
 func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 	var req enqueueRequest
-	if err := h.decodeBody(w, r, &req); err != nil {
+	body, err := h.decodeBody(w, r, &req)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -106,14 +107,16 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "must be UTF-8 without NUL characters"))
 		return
 	}
-	if !h.authorize(w, r, Action{Kind: ActionEnqueue, Name: "enqueue", Topics: []string{req.Topic}}) {
+	args, err := storedArgs(req.Topic, req.Payload)
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
-	payload := req.Payload
-	if string(payload) == "null" {
-		payload = nil // as if absent: {}
+	a := Action{Kind: ActionEnqueue, Name: "enqueue", Topics: []string{req.Topic}, Payload: args.Payload, Body: body}
+	if !h.authorize(w, r, a) {
+		return
 	}
-	res, err := h.c.Enqueue(r.Context(), sluice.RawArgs{TopicName: req.Topic, Payload: payload}, opts)
+	res, err := h.c.Enqueue(r.Context(), args, opts)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -123,6 +126,20 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeEnqueueResponse(w, status, enqueueResponse{Job: withoutLogs(res.Job)[0], Duplicate: res.Duplicate})
+}
+
+// storedArgs returns a job's arguments with the payload as the client
+// stores it (compacted; {} for none or null), so that what is authorized
+// is what is stored.
+func storedArgs(topic string, payload json.RawMessage) (sluice.RawArgs, error) {
+	if string(payload) == "null" {
+		payload = nil // as if absent: {}
+	}
+	stored, err := json.Marshal(sluice.RawArgs{TopicName: topic, Payload: payload})
+	if err != nil {
+		return sluice.RawArgs{}, &sluice.ArgsError{Topic: topic, Err: err}
+	}
+	return sluice.RawArgs{TopicName: topic, Payload: stored}, nil
 }
 
 // jobResponse answers a request about one job.
@@ -253,7 +270,8 @@ type jobsResponse struct {
 func (h *Handler) actMany(a action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req filterRequest
-		if err := h.decodeBody(w, r, &req); err != nil {
+		body, err := h.decodeBody(w, r, &req)
+		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -262,7 +280,9 @@ func (h *Handler) actMany(a action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		if !h.authorize(w, r, scoped(ActionManage, a.name, f.Topics)) {
+		act := scoped(ActionManage, a.name, f.Topics)
+		act.Body = body
+		if !h.authorize(w, r, act) {
 			return
 		}
 		rows, err := a.many(h.c, r.Context(), f)

@@ -103,7 +103,7 @@ func TestEnqueueRefusesBadInputAndWritesNothing(t *testing.T) {
 			{"payload over the limit", `{"topic": "mail", "payload": {"to": "` + big + `"}}`, 413, sluiceweb.CodePayloadTooLarge, "payload"},
 			{"body over the limit", `{"topic": "mail", "payload": {"to": "` + big + big + `"}}`, 413, sluiceweb.CodePayloadTooLarge, ""},
 		} {
-			p := e.do("POST", "api/jobs", tc.body).problem(t, tc.status, tc.code)
+			p := e.do("POST", "api/jobs", tc.body, "Content-Type", "application/json").problem(t, tc.status, tc.code)
 			require.Equal(t, tc.field, p.Field, tc.name)
 		}
 		var list struct {

@@ -88,7 +88,12 @@ func operation(id, summary string, params []obj, body string, responses obj) obj
 		op["parameters"] = params
 	}
 	if body != "" {
-		op["requestBody"] = obj{"required": true, "content": content("application/json", ref(body))}
+		op["requestBody"] = obj{"required": true, "content": content("application/json", ref(body)),
+			"description": "One JSON object in valid UTF-8, sent as application/json: no member twice in any object " +
+				"(names equal under case folding, such as user and User, count as one), no unknown member, " +
+				"nothing after the object."}
+		responses["415"] = problemResponse("unsupported_media_type: the body is not sent as application/json " +
+			"(a charset, if named, must be UTF-8).")
 	}
 	return op
 }

@@ -260,7 +260,7 @@ func schemas() obj {
 			"title":  str("The HTTP status's text."),
 			"status": integer("The HTTP status."),
 			"detail": str("What went wrong, for people."),
-			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload,
+			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload, CodeUnsupportedMediaType,
 				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeInvalidSchedule,
 				CodeDuplicateSchedule, CodeUnauthorized, CodeForbidden,
 				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInternal),

@@ -19,19 +19,25 @@ const (
 	// CodeNotFound (404): no job has the ID, no schedule the name, or no
 	// endpoint the path.
 	CodeNotFound = "not_found"
-	// CodeInvalidRequest (400): the body is not JSON, has unknown or
-	// ill-typed fields, or a malformed time, duration or ID.
+	// CodeInvalidRequest (400): the body is not one JSON object in valid
+	// UTF-8, has a member twice (names equal under case folding count as
+	// one), has unknown or ill-typed fields, or a malformed time, duration
+	// or ID.
 	CodeInvalidRequest = "invalid_request"
 	// CodeInvalidFilter (400): a filter, page or stats parameter is out
 	// of range or unknown, or a bulk action's filter selects every job.
 	CodeInvalidFilter = "invalid_filter"
 	// CodeInvalidPayload (400): the payload is not one JSON value, holds a
-	// NUL character, or does not decode into the arguments of the topic's
-	// worker.
+	// NUL character or a member twice, or does not decode into the
+	// arguments of the topic's worker (each member naming its field
+	// exactly).
 	CodeInvalidPayload = "invalid_payload"
 	// CodePayloadTooLarge (413): the payload, or the whole body, is over
 	// the client's limit.
 	CodePayloadTooLarge = "payload_too_large"
+	// CodeUnsupportedMediaType (415): a request body not sent as
+	// application/json (parameters allowed; a charset must be UTF-8).
+	CodeUnsupportedMediaType = "unsupported_media_type"
 	// CodeUnknownTopic (400): the client has workers, none for the topic.
 	CodeUnknownTopic = "unknown_topic"
 	// CodeUnknownQueue (400): the client's Config.Queues has no such queue.

@@ -73,7 +73,8 @@ type scheduleRequest struct {
 	UpdatedAt json.RawMessage `json:"updated_at"`
 }
 
-// schedule returns the request's schedule, or a problem.
+// schedule returns the request's schedule, with its payload as it will
+// be stored, or a problem.
 func (req *scheduleRequest) schedule() (*sluice.Schedule, error) {
 	for _, m := range []struct {
 		name  string
@@ -93,11 +94,11 @@ func (req *scheduleRequest) schedule() (*sluice.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	payload := req.Payload
-	if string(payload) == "null" {
-		payload = nil
+	args, err := storedArgs(req.Topic, req.Payload)
+	if err != nil {
+		return nil, err
 	}
-	return &sluice.Schedule{Name: req.Name, Cron: req.Cron, TimeZone: req.TimeZone, Topic: req.Topic, Payload: payload,
+	return &sluice.Schedule{Name: req.Name, Cron: req.Cron, TimeZone: req.TimeZone, Topic: req.Topic, Payload: args.Payload,
 		Queue: req.Queue, Priority: req.Priority, MaxRetries: retries, Disabled: req.Enabled != nil && !*req.Enabled,
 		CatchUp: sluice.CatchUp(req.CatchUp)}, nil
 }
@@ -122,7 +123,8 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 // createSchedule serves POST api/schedules: 201 with the schedule stored.
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	var req scheduleRequest
-	if err := h.decodeBody(w, r, &req); err != nil {
+	body, err := h.decodeBody(w, r, &req)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -131,7 +133,8 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	a := Action{Kind: ActionManage, Name: "create_schedule", Topics: []string{s.Topic}, Schedule: s.Name}
+	a := Action{Kind: ActionManage, Name: "create_schedule", Topics: []string{s.Topic}, Schedule: s.Name,
+		Payload: s.Payload, Body: body}
 	if !h.authorize(w, r, a) || !h.mayEnqueue(w, s.Topic) {
 		return
 	}
@@ -144,14 +147,14 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, newScheduleJSON(stored))
 }
 
-// readSchedule reads the path's schedule for an action of kind named
-// name, and authorizes it with the schedule's topic, and with topics
-// besides. It writes the problem and returns nil if the request may not go
-// on.
-func (h *Handler) readSchedule(w http.ResponseWriter, r *http.Request, kind ActionKind, name string,
-	topics ...string) *sluice.Schedule {
+// readSchedule reads the path's schedule for a, and authorizes a with the
+// schedule's topic and the topics a names besides. It writes the problem
+// and returns nil if the request may not go on.
+func (h *Handler) readSchedule(w http.ResponseWriter, r *http.Request, a Action) *sluice.Schedule {
 	s, err := h.c.GetSchedule(r.Context(), r.PathValue("name"))
-	a := Action{Kind: kind, Name: name, Schedule: r.PathValue("name")}
+	a.Schedule = r.PathValue("name")
+	topics := a.Topics
+	a.Topics = nil
 	if err == nil {
 		a.Topics = []string{s.Topic}
 	}
@@ -172,7 +175,7 @@ func (h *Handler) readSchedule(w http.ResponseWriter, r *http.Request, kind Acti
 
 // getSchedule serves GET api/schedules/{name}.
 func (h *Handler) getSchedule(w http.ResponseWriter, r *http.Request) {
-	if s := h.readSchedule(w, r, ActionRead, "get_schedule"); s != nil {
+	if s := h.readSchedule(w, r, Action{Kind: ActionRead, Name: "get_schedule"}); s != nil {
 		writeJSON(w, http.StatusOK, newScheduleJSON(s))
 	}
 }
@@ -182,7 +185,8 @@ func (h *Handler) getSchedule(w http.ResponseWriter, r *http.Request) {
 // both topics.
 func (h *Handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 	var req scheduleRequest
-	if err := h.decodeBody(w, r, &req); err != nil {
+	body, err := h.decodeBody(w, r, &req)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -197,7 +201,8 @@ func (h *Handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if h.readSchedule(w, r, ActionManage, "update_schedule", s.Topic) == nil || !h.mayEnqueue(w, s.Topic) {
+	a := Action{Kind: ActionManage, Name: "update_schedule", Topics: []string{s.Topic}, Payload: s.Payload, Body: body}
+	if h.readSchedule(w, r, a) == nil || !h.mayEnqueue(w, s.Topic) {
 		return
 	}
 	stored, err := h.c.UpdateSchedule(r.Context(), s)
@@ -211,7 +216,7 @@ func (h *Handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 // deleteSchedule serves DELETE api/schedules/{name}: the schedule as it
 // was. The jobs it enqueued stay.
 func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request) {
-	if h.readSchedule(w, r, ActionManage, "delete_schedule") == nil {
+	if h.readSchedule(w, r, Action{Kind: ActionManage, Name: "delete_schedule"}) == nil {
 		return
 	}
 	s, err := h.c.DeleteSchedule(r.Context(), r.PathValue("name"))
