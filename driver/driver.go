@@ -48,6 +48,35 @@
 //     it writes too, so that no caller of the driver can make an outcome
 //     unwritable.
 //
+// # Lookups by text
+//
+// Text an operation finds rows by may come from anywhere (a URL, a form,
+// a command line): a job's or a client's ID, a schedule's kind and name, a
+// queue, topics, a unique key, tags, metadata keys and values. Such text
+// that breaks the text rule is never an error. No stored text equals it
+// (the client writes none, and drivers refuse it as a key, below), so
+// drivers answer as for text that names nothing stored, one rule for each
+// kind of operation, and pgxdriver answers without sending it to Postgres,
+// which cannot even compare it with its text:
+//
+//   - A lookup of one row by key answers its not-found error: JobGet
+//     ErrNotFound, ScheduleGet and ScheduleDelete ErrScheduleNotFound.
+//   - An operation on the row or claim it names matches nothing: the
+//     actions on jobs by ID, JobHeld, JobHeartbeat, JobFinalize,
+//     JobProgress, ScheduleUpdate, ScheduleTick, ClientForget, and the
+//     IDs of JobChanges.
+//   - A filter that requires it selects nothing (JobList, JobStats and
+//     the actions by filter; JobClaim and QueueLoad of a queue;
+//     ScheduleList of a kind), and in a list of alternatives (topics,
+//     queues, tags with AnyTag, IDs) it is one that matches nothing.
+//   - A write that would create a row under such a key, which no lookup
+//     could find again, refuses it with an error wrapping ErrTextNUL or
+//     ErrTextUTF8 and writes nothing: QueueStateSet's queue,
+//     ScheduleInsert's kind and name, ClientRecord's ID.
+//
+// [Matchable], [MatchableAmong], [JobFilter.Matchable] and [CheckKey] are
+// the checks both drivers make.
+//
 // # Fencing
 //
 // A claim makes a job processing, sets LockedBy to the claiming client's ID,

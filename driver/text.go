@@ -3,6 +3,8 @@ package driver
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,6 +27,72 @@ func CheckText(s string) error {
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return ErrTextNUL
+	}
+	return nil
+}
+
+// Matchable reports whether every one of texts follows the text rule, so
+// that a stored text may equal it. A lookup by a text that does not finds
+// nothing (see "Lookups by text" in the package doc).
+func Matchable(texts ...string) bool {
+	for _, s := range texts {
+		if CheckText(s) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchableAmong returns the texts of a list of alternatives that follow
+// the text rule, and false when the list held some but none of them do:
+// then it can match nothing, and the list returned is empty but not nil.
+// It returns texts itself when every one follows the rule.
+func MatchableAmong[S ~string](texts []S) ([]S, bool) {
+	i := slices.IndexFunc(texts, func(s S) bool { return CheckText(string(s)) != nil })
+	if i < 0 {
+		return texts, true
+	}
+	kept := append(make([]S, 0, len(texts)-1), texts[:i]...)
+	for _, s := range texts[i+1:] {
+		if CheckText(string(s)) == nil {
+			kept = append(kept, s)
+		}
+	}
+	return kept, len(kept) > 0
+}
+
+// Matchable returns f without the values that break the text rule in its
+// lists of alternatives (Statuses, Topics, Queues, and Tags with AnyTag),
+// and false when f can select no job: a value it requires (UniqueKey, a
+// tag without AnyTag, a metadata key or value) breaks the rule, or a list
+// of alternatives holds only such values. f itself is not changed.
+func (f *JobFilter) Matchable() (JobFilter, bool) {
+	g := *f
+	var statuses, topics, queues, tags bool
+	g.Statuses, statuses = MatchableAmong(f.Statuses)
+	g.Topics, topics = MatchableAmong(f.Topics)
+	g.Queues, queues = MatchableAmong(f.Queues)
+	if f.AnyTag {
+		g.Tags, tags = MatchableAmong(f.Tags)
+	} else {
+		tags = Matchable(f.Tags...)
+	}
+	ok := statuses && topics && queues && tags && Matchable(f.UniqueKey)
+	for k, v := range f.Metadata {
+		ok = ok && Matchable(k, v)
+	}
+	return g, ok
+}
+
+// CheckKey returns nil when every text of the key that a write stores a
+// new row under follows the text rule, and otherwise an error naming the
+// key (what it is, as in "queue") that wraps ErrTextNUL or ErrTextUTF8:
+// no lookup could find such a row again.
+func CheckKey(what string, texts ...string) error {
+	for _, s := range texts {
+		if err := CheckText(s); err != nil {
+			return fmt.Errorf("%s %q %w", what, s, err)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,6 +68,79 @@ func TestCleanText(t *testing.T) {
 			require.LessOrEqual(t, len(got), tc.n)
 		}
 	}
+}
+
+func TestMatchable(t *testing.T) {
+	t.Parallel()
+	require.True(t, driver.Matchable())
+	require.True(t, driver.Matchable("", "mail", "é ☃"))
+	require.False(t, driver.Matchable("mail", "a\x00b"))
+	require.False(t, driver.Matchable("\xff", "mail"))
+}
+
+func TestMatchableAmong(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   []string
+		want []string
+		ok   bool
+	}{
+		{nil, nil, true},
+		{[]string{}, []string{}, true},
+		{[]string{"a", "b"}, []string{"a", "b"}, true},
+		{[]string{"a\x00", "b", "\xff"}, []string{"b"}, true},
+		{[]string{"a\x00", "\xff"}, []string{}, false}, // empty, not nil: it matches nothing
+	} {
+		got, ok := driver.MatchableAmong(tc.in)
+		require.Equal(t, tc.want, got, "%q", tc.in)
+		require.Equal(t, tc.ok, ok, "%q", tc.in)
+	}
+}
+
+func TestJobFilterMatchable(t *testing.T) {
+	t.Parallel()
+	const nul, bad = "a\x00b", "q\xff"
+	for _, tc := range []struct {
+		name string
+		f    driver.JobFilter
+		want driver.JobFilter
+		ok   bool
+	}{
+		{"zero", driver.JobFilter{}, driver.JobFilter{}, true},
+		{"clean", driver.JobFilter{Topics: []string{"t"}, UniqueKey: "k", Tags: []string{"x"}, Metadata: map[string]string{"m": "v"}},
+			driver.JobFilter{Topics: []string{"t"}, UniqueKey: "k", Tags: []string{"x"}, Metadata: map[string]string{"m": "v"}}, true},
+		{"topic among others", driver.JobFilter{Topics: []string{nul, "t"}}, driver.JobFilter{Topics: []string{"t"}}, true},
+		{"status among others", driver.JobFilter{Statuses: []driver.JobStatus{driver.StatusPending, bad}},
+			driver.JobFilter{Statuses: []driver.JobStatus{driver.StatusPending}}, true},
+		{"queue among others", driver.JobFilter{Queues: []string{"q", bad}}, driver.JobFilter{Queues: []string{"q"}}, true},
+		{"any tag among others", driver.JobFilter{Tags: []string{bad, "x"}, AnyTag: true},
+			driver.JobFilter{Tags: []string{"x"}, AnyTag: true}, true},
+		{"only bad topics", driver.JobFilter{Topics: []string{nul, bad}}, driver.JobFilter{Topics: []string{}}, false},
+		{"only bad queues", driver.JobFilter{Queues: []string{bad}}, driver.JobFilter{Queues: []string{}}, false},
+		{"only bad statuses", driver.JobFilter{Statuses: []driver.JobStatus{nul}}, driver.JobFilter{Statuses: []driver.JobStatus{}}, false},
+		{"only bad any tags", driver.JobFilter{Tags: []string{nul}, AnyTag: true},
+			driver.JobFilter{Tags: []string{}, AnyTag: true}, false},
+		{"a required tag", driver.JobFilter{Tags: []string{"x", bad}}, driver.JobFilter{Tags: []string{"x", bad}}, false},
+		{"unique key", driver.JobFilter{UniqueKey: nul}, driver.JobFilter{UniqueKey: nul}, false},
+		{"metadata key", driver.JobFilter{Metadata: map[string]string{bad: "v"}}, driver.JobFilter{Metadata: map[string]string{bad: "v"}}, false},
+		{"metadata value", driver.JobFilter{Metadata: map[string]string{"m": nul}}, driver.JobFilter{Metadata: map[string]string{"m": nul}}, false},
+	} {
+		before := tc.f
+		before.Topics = slices.Clone(tc.f.Topics)
+		got, ok := tc.f.Matchable()
+		require.Equal(t, tc.ok, ok, tc.name)
+		require.Equal(t, tc.want, got, tc.name)
+		require.Equal(t, before, tc.f, "%s: the filter itself changed", tc.name)
+	}
+}
+
+func TestCheckKey(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, driver.CheckKey("schedule", "stored", "nightly"))
+	err := driver.CheckKey("schedule", "stored", "a\x00b")
+	require.ErrorIs(t, err, driver.ErrTextNUL)
+	require.Equal(t, `schedule "a\x00b" contains a NUL character, which Postgres cannot store`, err.Error())
+	require.ErrorIs(t, driver.CheckKey("queue", "q\xff"), driver.ErrTextUTF8)
 }
 
 // FuzzCheckJSON checks the NUL test on encoded JSON against the text

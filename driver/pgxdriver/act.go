@@ -120,6 +120,9 @@ func (e *executor) JobHeld(ctx context.Context, p *driver.JobHeldParams) ([]stri
 	if p == nil {
 		return nil, errors.New("pgxdriver: held: nil params")
 	}
+	if !driver.Matchable(p.ClientID) {
+		return []string{}, nil // no such client
+	}
 	rows, err := e.db.Query(ctx, `SELECT id::text FROM `+e.d.Table()+`
 WHERE id = ANY($1::uuid[]) AND status = 'processing' AND locked_by = $2 ORDER BY id`, uuids(p.IDs), p.ClientID)
 	if err != nil {
@@ -145,6 +148,9 @@ func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int,
 	}
 	if p == nil {
 		return 0, errors.New("pgxdriver: clean: nil params")
+	}
+	if !driver.Matchable(string(p.Status)) {
+		return 0, nil // no such status
 	}
 	tag, err := e.db.Exec(ctx, `DELETE FROM `+e.d.Table()+` WHERE id IN (
 	SELECT id FROM `+e.d.Table()+`

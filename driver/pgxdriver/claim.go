@@ -27,10 +27,14 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	if p == nil {
 		return nil, errors.New("pgxdriver: claim: nil params")
 	}
+	topics, ok := driver.MatchableAmong(p.Topics)
+	if !ok || !driver.Matchable(p.Queue) {
+		return nil, nil // no such queue or topic
+	}
 	qctx, cancel := e.detach(ctx)
 	defer cancel()
 	var jobs []*driver.JobRow
-	claim := batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, p.Topics, p.Limit},
+	claim := batchStmt{e.d.q.claim, []any{p.ClientID, p.LockedUntil, p.Now, p.Queue, topics, p.Limit},
 		func(rows pgx.Rows) (err error) {
 			jobs, err = scanRows(rows)
 			return err
@@ -71,6 +75,9 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParam
 	}
 	if p == nil {
 		return 0, errors.New("pgxdriver: heartbeat: nil params")
+	}
+	if !driver.Matchable(p.ClientID) {
+		return 0, nil // no such client
 	}
 	sql, args := e.d.q.heartbeat, []any{p.ClientID, p.LockedUntil}
 	if p.IDs != nil {

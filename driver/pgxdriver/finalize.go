@@ -31,8 +31,8 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 			return nil, fmt.Errorf("pgxdriver: finalize: item %d is nil", i)
 		}
 		id, ok := parseUUID(it.ID)
-		if !ok {
-			continue // names no job
+		if !ok || !driver.Matchable(it.LockedBy) {
+			continue // names no claim
 		}
 		var err error
 		switch {

@@ -162,6 +162,9 @@ func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetPar
 	if p == nil {
 		return nil, errors.New("pgxdriver: queue state set: nil params")
 	}
+	if err := driver.CheckKey("queue", p.Queue); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
 	var limit, period *int64
 	if p.Rate != nil {
 		l, per := int64(p.Rate.Limit), p.Rate.Period.Microseconds()

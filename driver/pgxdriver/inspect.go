@@ -203,10 +203,14 @@ func (e *executor) QueueLoad(ctx context.Context, p *driver.QueueLoadParams) (*d
 		return nil, fmt.Errorf("pgxdriver: queue load: %q is not a job ID", p.ID)
 	}
 	load := &driver.QueueLoad{Running: map[string]int{}}
+	if !driver.Matchable(p.Queue) {
+		return load, nil // no such queue
+	}
+	topics, _ := driver.MatchableAmong(p.Topics)
 	err := e.atomic(ctx, func(db dbtx) error {
 		b := &pgx.Batch{}
 		b.Queue(e.d.q.queueRunning, p.Queue)
-		b.Queue(e.d.q.queueAhead, p.Queue, p.Priority, p.RunAt, id, p.Now, p.AheadLimit, p.Topics)
+		b.Queue(e.d.q.queueAhead, p.Queue, p.Priority, p.RunAt, id, p.Now, p.AheadLimit, topics)
 		br := db.SendBatch(ctx, b)
 		defer br.Close()
 		rows, err := br.Query()

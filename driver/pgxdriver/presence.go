@@ -25,6 +25,9 @@ func (e *executor) ClientRecord(ctx context.Context, p *driver.ClientRecordParam
 		return errors.New("pgxdriver: record client: nil params")
 	}
 	c := p.Client
+	if err := driver.CheckKey("ID", c.ID); err != nil {
+		return wrapErr(ctx, op, err)
+	}
 	topics, queues := rowcodec.ClientNames(&c)
 	err := e.atomic(ctx, func(db dbtx) error {
 		b := &pgx.Batch{}
@@ -89,6 +92,9 @@ func (e *executor) ClientForget(ctx context.Context, p *driver.ClientForgetParam
 	}
 	if p == nil {
 		return errors.New("pgxdriver: forget client: nil params")
+	}
+	if !driver.Matchable(p.ID) {
+		return nil // no such client
 	}
 	_, err := e.db.Exec(ctx, `DELETE FROM `+e.d.clientsTable()+` WHERE id = $1`, p.ID)
 	return wrapErr(ctx, op, err)

@@ -13,7 +13,8 @@ import (
 )
 
 // JobProgress sets the progress of every claim of the batch with one UPDATE
-// over arrays. Items whose ID is not a UUID match nothing.
+// over arrays. Items whose ID is not a UUID, or whose LockedBy breaks the
+// text rule, match nothing.
 func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams) ([]bool, error) {
 	const op = "progress"
 	if err := e.start(ctx, op); err != nil {
@@ -37,8 +38,8 @@ func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams)
 			return nil, fmt.Errorf("pgxdriver: progress: item %d is nil", i)
 		}
 		id, ok := parseUUID(u.ID)
-		if !ok {
-			continue
+		if !ok || !driver.Matchable(u.LockedBy) {
+			continue // names no claim
 		}
 		var b, l []byte
 		var n pgtype.Int4

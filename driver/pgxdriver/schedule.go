@@ -94,6 +94,9 @@ func (e *executor) ScheduleInsert(ctx context.Context, p *driver.ScheduleInsertP
 		return nil, errors.New("pgxdriver: insert schedule: nil params")
 	}
 	s := p.Schedule
+	if err := driver.CheckKey("schedule", string(s.Kind), s.Name); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
 	out, err := scheduleOne(ctx, e.db, e.d.scheduleSQL(scheduleInsertSQL), string(s.Kind), s.Name, s.Cron, s.TimeZone,
 		s.Topic, string(s.Payload), s.Queue, s.Priority, s.MaxRetries, s.Disabled, s.CatchUp, s.CreatedAt,
 		s.UpdatedAt, nullTime(s.NextRunAt), nullTime(s.LastRunAt), nullString(s.LastJobID))
@@ -117,6 +120,9 @@ func (e *executor) scheduleNamed(ctx context.Context, op, query string, kind dri
 	if err := e.start(ctx, op); err != nil {
 		return nil, err
 	}
+	if !driver.Matchable(string(kind), name) {
+		return nil, wrapErr(ctx, op, driver.ErrScheduleNotFound)
+	}
 	out, err := scheduleOne(ctx, e.db, e.d.scheduleSQL(query), string(kind), name)
 	if err == nil && out == nil {
 		err = driver.ErrScheduleNotFound
@@ -132,6 +138,9 @@ func (e *executor) ScheduleList(ctx context.Context, p *driver.ScheduleListParam
 	}
 	if p == nil {
 		return nil, errors.New("pgxdriver: list schedules: nil params")
+	}
+	if !driver.Matchable(string(p.Kind)) {
+		return []*driver.ScheduleRow{}, nil // no such kind
 	}
 	rows, err := e.db.Query(ctx, e.d.scheduleSQL(scheduleListSQL), string(p.Kind), nullTime(p.DueBy))
 	if err != nil {
@@ -162,6 +171,9 @@ func (e *executor) ScheduleUpdate(ctx context.Context, p *driver.ScheduleUpdateP
 		return nil, errors.New("pgxdriver: update schedule: nil params")
 	}
 	s := p.Schedule
+	if !driver.Matchable(string(s.Kind), s.Name) {
+		return nil, nil // no such schedule
+	}
 	out, err := scheduleOne(ctx, e.db, e.d.scheduleSQL(scheduleUpdateSQL), s.Cron, s.TimeZone, s.Topic,
 		string(s.Payload), s.Queue, s.Priority, s.MaxRetries, s.Disabled, s.CatchUp, s.UpdatedAt,
 		nullTime(s.NextRunAt), string(s.Kind), s.Name, p.Version)
@@ -185,6 +197,9 @@ func (e *executor) ScheduleTick(ctx context.Context, p *driver.ScheduleTickParam
 	}
 	if p == nil {
 		return nil, errors.New("pgxdriver: tick schedule: nil params")
+	}
+	if !driver.Matchable(string(p.Kind), p.Name) {
+		return &driver.ScheduleTickResult{}, nil // no such schedule
 	}
 	var lastRun pgtype.Timestamptz
 	var jobID pgtype.Text

@@ -83,12 +83,8 @@ func (e *executor) act(ctx context.Context, op string, p *driver.JobActParams, l
 		if len(p.IDs) == 0 {
 			return []*driver.JobRow{}, nil
 		}
-		ids, err := json.Marshal(p.IDs)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: %s: %w", op, err)
-		}
 		q = filtersql.New(e.d.dialect, &driver.JobFilter{})
-		q.Cond("id IN (SELECT value FROM json_each(" + q.Arg(string(ids)) + "))")
+		q.Cond("id IN (SELECT value FROM json_each(" + q.Arg(matchableJSON(p.IDs)) + "))")
 	}
 	query := build(q)
 	jobs := []*driver.JobRow{}
@@ -122,15 +118,11 @@ func (e *executor) JobHeld(ctx context.Context, p *driver.JobHeldParams) ([]stri
 	if p == nil {
 		return nil, errors.New("sqlitedriver: held: nil params")
 	}
-	ids, err := json.Marshal(p.IDs)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: held: %w", err)
-	}
 	held := []string{}
-	err = e.read(ctx, "held", func(r runner) error {
+	err := e.read(ctx, "held", func(r runner) error {
 		rows, err := r.query(ctx, `SELECT id FROM `+e.d.sqlTable()+`
 WHERE id IN (SELECT value FROM json_each(?)) AND status = 'processing' AND locked_by = ? ORDER BY id`,
-			string(ids), p.ClientID)
+			matchableJSON(p.IDs), p.ClientID)
 		if err != nil {
 			return err
 		}

@@ -114,8 +114,7 @@ func changesParts(p *driver.JobChangesParams, res *driver.JobChanges) []changesP
 			rows: &res.Running, count: &res.Counted.Running})
 	}
 	if p.IDs != nil && !p.CountOnly {
-		ids, _ := json.Marshal(p.IDs) // strings always encode
-		parts = append(parts, changesPart{sql: changesByIDSQL, args: []any{string(ids)}, rows: &res.ByID})
+		parts = append(parts, changesPart{sql: changesByIDSQL, args: []any{matchableJSON(p.IDs)}, rows: &res.ByID})
 	}
 	if p.CreatedBefore != "" {
 		parts = append(parts, changesPart{sql: changesCreatedSQL, countSQL: changesCreatedSQL,

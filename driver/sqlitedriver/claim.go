@@ -28,17 +28,14 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	case len(p.Topics) == 0:
 		return nil, errors.New("sqlitedriver: claim: no topics")
 	}
-	topics, err := json.Marshal(p.Topics)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
-	}
+	topics := matchableJSON(p.Topics)
 	if e.tx == nil && e.d.claimGate != nil {
 		if err := e.d.claimGate(ctx); err != nil {
 			return nil, wrapErr(ctx, op, err)
 		}
 	}
 	var jobs []*driver.JobRow
-	err = e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
+	err := e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
 		jobs = nil
 		limit, rated := p.Limit, false
 		if p.Flow {
@@ -48,7 +45,7 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 			}
 		}
 		rows, err := r.query(ctx, e.d.q.claim, p.ClientID, micros(p.LockedUntil),
-			micros(p.Now), p.Queue, string(topics), limit)
+			micros(p.Now), p.Queue, topics, limit)
 		if err != nil {
 			return err
 		}
@@ -85,11 +82,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParam
 	}
 	query, args := e.d.q.heartbeat, []any{micros(p.LockedUntil), p.ClientID}
 	if p.IDs != nil {
-		ids, err := json.Marshal(p.IDs)
-		if err != nil {
-			return 0, fmt.Errorf("sqlitedriver: heartbeat: %w", err)
-		}
-		query, args = e.d.q.heartbeatIDs, append(args, string(ids))
+		query, args = e.d.q.heartbeatIDs, append(args, matchableJSON(p.IDs))
 	}
 	var n int64
 	err := e.write(ctx, "heartbeat", func(r runner) error {

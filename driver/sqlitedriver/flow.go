@@ -173,8 +173,12 @@ func (e *executor) storeWaits(ctx context.Context, r runner, jobs []*driver.JobI
 
 // QueueStateSet changes a queue's state with one upsert.
 func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetParams) (*driver.QueueState, error) {
+	const op = "queue state set"
 	if p == nil {
 		return nil, errors.New("sqlitedriver: queue state set: nil params")
+	}
+	if err := driver.CheckKey("queue", p.Queue); err != nil {
+		return nil, wrapErr(ctx, op, err)
 	}
 	var limit, period, maxRunning any
 	if p.Rate != nil {
@@ -188,7 +192,7 @@ func (e *executor) QueueStateSet(ctx context.Context, p *driver.QueueStateSetPar
 		paused = *p.Paused
 	}
 	var s *driver.QueueState
-	err := e.write(ctx, "queue state set", func(r runner) error {
+	err := e.write(ctx, op, func(r runner) error {
 		rows, err := r.query(ctx, e.d.fq.queueSet, p.Queue, paused, maxRunning, limit, period, micros(p.Now))
 		if err != nil {
 			return err

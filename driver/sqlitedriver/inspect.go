@@ -24,17 +24,15 @@ func newDialect(table string) *filtersql.Dialect {
 	return &filtersql.Dialect{
 		Mark: "?",
 		In: func(col, ph string, vals []string) (string, any) {
-			b, _ := json.Marshal(vals) // strings always encode
-			return col + " IN (SELECT value FROM json_each(" + ph + "))", string(b)
+			return col + " IN (SELECT value FROM json_each(" + ph + "))", matchableJSON(vals)
 		},
 		Time: func(t time.Time) any { return micros(t) },
 		Tags: func(ph string, vals []string, any bool) (string, any) {
-			b, _ := json.Marshal(vals) // strings always encode
 			sel := "SELECT job_id FROM " + tags + " WHERE tag IN (SELECT value FROM json_each(" + ph + "))"
 			if !any && len(vals) > 1 {
 				sel += " GROUP BY job_id HAVING count(*) = " + strconv.Itoa(len(vals))
 			}
-			return "id IN (" + sel + ")", string(b)
+			return "id IN (" + sel + ")", matchableJSON(vals)
 		},
 		MetaKey: func(key string) any {
 			b, _ := json.Marshal(key) // a quoted label: dots and brackets stay part of the key
@@ -44,6 +42,16 @@ func newDialect(table string) *filtersql.Dialect {
 			return "(json_type(metadata, " + keyPh + ") = 'text' AND json_extract(metadata, " + keyPh + ") = " + valPh + ")"
 		},
 	}
+}
+
+// matchableJSON returns, as a JSON array for json_each, the texts of a
+// list of alternatives that follow the text rule: an empty array when
+// none does. Left in, invalid UTF-8 would become U+FFFD in the array,
+// text that a stored value may equal.
+func matchableJSON(vals []string) string {
+	kept, _ := driver.MatchableAmong(vals)
+	b, _ := json.Marshal(kept) // strings always encode
+	return string(b)
 }
 
 // JobList reads one page of jobs and their total: from the counts for a
@@ -242,8 +250,7 @@ func (e *executor) QueueLoad(ctx context.Context, p *driver.QueueLoadParams) (*d
 	}
 	var topics any
 	if len(p.Topics) > 0 {
-		b, _ := json.Marshal(p.Topics) // strings always encode
-		topics = string(b)
+		topics = matchableJSON(p.Topics)
 	}
 	load := &driver.QueueLoad{Running: map[string]int{}}
 	err := e.read(ctx, "queue load", func(r runner) error {

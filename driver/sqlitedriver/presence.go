@@ -11,17 +11,21 @@ import (
 // ClientRecord upserts the client's record and prunes stale ones in one
 // write.
 func (e *executor) ClientRecord(ctx context.Context, p *driver.ClientRecordParams) error {
+	const op = "record client"
 	if p == nil {
 		return errors.New("sqlitedriver: record client: nil params")
 	}
 	c := p.Client
+	if err := driver.CheckKey("ID", c.ID); err != nil {
+		return wrapErr(ctx, op, err)
+	}
 	topics, queues := rowcodec.ClientNames(&c)
 	upsert := `INSERT INTO ` + e.d.sqlClients() + ` (id, host, pid, topics, queues, started_at, seen_at, max_workers)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, topics = excluded.topics,
 	queues = excluded.queues, seen_at = excluded.seen_at, max_workers = excluded.max_workers`
 	prune := `DELETE FROM ` + e.d.sqlClients() + ` WHERE seen_at < ? AND id <> ?`
-	return e.writeTx(ctx, "record client", []string{upsert, prune}, func(r runner) error {
+	return e.writeTx(ctx, op, []string{upsert, prune}, func(r runner) error {
 		if _, err := r.exec(ctx, upsert, c.ID, c.Host, c.PID, topics, queues, micros(c.StartedAt), micros(c.SeenAt),
 			rowcodec.ClientMaxWorkers(&c)); err != nil {
 			return err

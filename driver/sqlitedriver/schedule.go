@@ -94,11 +94,15 @@ func scheduleOne(ctx context.Context, r runner, query string, args ...any) (*dri
 // ScheduleInsert stores a new schedule unless one of its kind has its
 // name.
 func (e *executor) ScheduleInsert(ctx context.Context, p *driver.ScheduleInsertParams) (*driver.ScheduleRow, error) {
+	const op = "insert schedule"
 	if p == nil || p.Schedule == nil {
 		return nil, errors.New("sqlitedriver: insert schedule: nil params")
 	}
+	if err := driver.CheckKey("schedule", string(p.Schedule.Kind), p.Schedule.Name); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
 	var out *driver.ScheduleRow
-	err := e.write(ctx, "insert schedule", func(r runner) error {
+	err := e.write(ctx, op, func(r runner) error {
 		var err error
 		out, err = scheduleOne(ctx, r, e.d.scheduleSQL(scheduleInsertSQL), scheduleArgs(p.Schedule)...)
 		if err == nil && out == nil {

@@ -39,9 +39,15 @@ type Query struct {
 	Args []any
 }
 
-// New returns the conditions selecting what f selects.
+// New returns the conditions selecting what f selects. Values that break
+// the text rule never reach the statement (see driver.JobFilter.Matchable):
+// a filter they leave unable to select anything becomes the one
+// condition FALSE.
 func New(d *Dialect, f *driver.JobFilter) *Query {
-	q := &Query{d: d}
+	q, f := matchable(d, f)
+	if f == nil {
+		return q
+	}
 	if len(f.Statuses) > 0 {
 		q.In("status", statuses(f.Statuses))
 		q.indexPredicates(f.Statuses)
@@ -69,6 +75,18 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 		q.conds = append(q.conds, q.d.Meta(keyPh, q.Arg(f.Metadata[k])))
 	}
 	return q
+}
+
+// matchable returns an empty query and f made matchable, or the query
+// selecting nothing and nil when f cannot match.
+func matchable(d *Dialect, f *driver.JobFilter) (*Query, *driver.JobFilter) {
+	q := &Query{d: d}
+	g, ok := f.Matchable()
+	if !ok {
+		q.Cond("FALSE")
+		return q, nil
+	}
+	return q, &g
 }
 
 // distinct returns tags without repeats, in their first order.
@@ -229,12 +247,15 @@ func Counted(f *driver.JobFilter) bool {
 // (each with the columns status, queue, topic and n) how many jobs f
 // selects, one row (status, topic, queue, count) per combination that has
 // any: the sum of n over every table, for tables that each hold part of
-// the counts. f must be Counted.
+// the counts. f must be Counted. Values that break the text rule are
+// left out as New leaves them out.
 func Tally(d *Dialect, f *driver.JobFilter, tables ...string) (string, []any) {
-	q := &Query{d: d}
-	q.In("status", statuses(f.Statuses))
-	q.In("topic", f.Topics)
-	q.In("queue", f.Queues)
+	q, f := matchable(d, f)
+	if f != nil {
+		q.In("status", statuses(f.Statuses))
+		q.In("topic", f.Topics)
+		q.In("queue", f.Queues)
+	}
 	parts := make([]string, len(tables))
 	for i, t := range tables {
 		// Numbered placeholders: every part reads the same arguments.
