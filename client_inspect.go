@@ -37,7 +37,10 @@ const (
 
 // JobFilter selects jobs by their fields. Every field that is set narrows
 // the selection; the zero value selects every job. Time ranges include
-// their start and exclude their end; a zero bound is open.
+// their start and exclude their end; a zero bound is open. Text that is
+// not valid UTF-8 or holds a NUL character, which no job carries, matches
+// no job: one of Topics, Queues or (with AnyTag) Tags matches nothing,
+// any other field selects nothing.
 type JobFilter struct {
 	// Statuses, when not empty, selects jobs with one of these statuses.
 	Statuses []JobStatus
@@ -227,7 +230,9 @@ func decodeCursor(o ListOrder, cursor string) (string, error) {
 }
 
 // StatsFilter selects the jobs Stats sums up. The zero value selects every
-// job, with outcomes over the last DefaultStatsWindow.
+// job, with outcomes over the last DefaultStatsWindow. A topic or queue
+// that is not valid UTF-8 or holds a NUL character matches no job, as in
+// JobFilter.
 type StatsFilter struct {
 	// Topics, when not empty, selects jobs of one of these topics.
 	Topics []string
