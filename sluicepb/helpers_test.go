@@ -116,15 +116,23 @@ func (p *pbApp) terminate(t testing.TB) {
 // returns its auth token.
 func (p *pbApp) newAuth(t testing.TB, collection, email string) string {
 	t.Helper()
+	_, token := p.newRecord(t, collection, email)
+	return token
+}
+
+// newRecord creates an auth record in collection and returns its ID and
+// auth token.
+func (p *pbApp) newRecord(t testing.TB, collection, email string) (id, token string) {
+	t.Helper()
 	coll, err := p.app.FindCollectionByNameOrId(collection)
 	require.NoError(t, err)
 	rec := core.NewRecord(coll)
 	rec.SetEmail(email)
 	rec.SetPassword("1234567890")
 	require.NoError(t, p.app.Save(rec))
-	token, err := rec.NewAuthToken()
+	token, err = rec.NewAuthToken()
 	require.NoError(t, err)
-	return token
+	return rec.Id, token
 }
 
 // call sends a request to the app with token (none if empty) and body
@@ -132,18 +140,29 @@ func (p *pbApp) newAuth(t testing.TB, collection, email string) string {
 // answer.
 func (p *pbApp) call(t testing.TB, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
+	if body == nil {
+		return p.callRaw(t, method, path, token, "", nil)
+	}
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	return p.callRaw(t, method, path, token, "application/json", b)
+}
+
+// callRaw sends a request to the app with token (none if empty) and body
+// as it is, sent as contentType (no header if empty), and returns the
+// status and the decoded answer.
+func (p *pbApp) callRaw(t testing.TB, method, path, token, contentType string, body []byte) (int, map[string]any) {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, p.url+path, rd)
 	require.NoError(t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", token)

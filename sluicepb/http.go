@@ -88,10 +88,9 @@ func (j *Jobs) serveWeb(re *core.RequestEvent, web *sluiceweb.Handler) error {
 	if re.Auth == nil {
 		j.authFromCookie(re)
 	}
-	// Parse the body for the rules (@request.body.*, payload.*) before
-	// sluiceweb reads it: PocketBase keeps what it parsed and rewinds the
-	// body. A body it cannot parse is left to sluiceweb to refuse.
-	_, _ = re.RequestInfo()
+	// The body is sluiceweb's to read, once: the rules see what it
+	// decoded (sluiceweb.Action's Body and Payload), never a parse of
+	// their own that could read it otherwise.
 	r := re.Request.WithContext(context.WithValue(re.Request.Context(), requestEventKey{}, re))
 	u := *r.URL
 	u.Path, u.RawPath = p, ""
@@ -126,13 +125,17 @@ func (j *Jobs) authorize(r *http.Request, a sluiceweb.Action) error {
 	if a.Kind == sluiceweb.ActionEnqueue {
 		rule, name = j.cfg.EnqueueRule, "enqueue"
 	}
-	subjects, err := j.ruleSubjects(r.Context(), re, a, rule)
+	subjects, err := j.ruleSubjects(r.Context(), a, rule)
+	if err != nil {
+		return err
+	}
+	info, err := ruleInfo(re, a)
 	if err != nil {
 		return err
 	}
 	ok := len(subjects) > 0
 	for _, subject := range subjects {
-		allowed, err := evalRule(re, rule, subject)
+		allowed, err := evalRule(re, info, rule, subject)
 		if err != nil {
 			re.App.Logger().Error("sluicepb: "+name+" rule", "error", err, "rule", rule)
 			return errors.New("the " + name + " rule could not be evaluated")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/inflector"
 	"github.com/pocketbase/pocketbase/tools/search"
 
 	"github.com/sluicehq/sluice"
@@ -26,27 +27,17 @@ type ruleSubject struct {
 // evaluated on: a one-row table of the subject's fields.
 const ruleCollection = "sluicepb_rule_subject"
 
-// ruleSubject returns the job a request concerns: the one enqueued (from
-// the request body), the one acted on, or, for a request on many jobs, the
-// one topic it filters by.
-func (j *Jobs) ruleSubject(ctx context.Context, re *core.RequestEvent, a sluiceweb.Action) (ruleSubject, error) {
+// ruleSubject returns the job a request concerns: the one enqueued, with
+// its payload as it will be stored, the one acted on, or, for a request on
+// many jobs, the one topic it filters by.
+func (j *Jobs) ruleSubject(ctx context.Context, a sluiceweb.Action) (ruleSubject, error) {
 	var s ruleSubject
 	if len(a.Topics) == 1 {
 		s.topic = a.Topics[0]
 	}
 	switch {
-	case a.Kind == sluiceweb.ActionEnqueue:
-		info, err := re.RequestInfo()
-		if err != nil {
-			return s, err
-		}
-		if p, ok := info.Body["payload"]; ok && p != nil {
-			b, err := json.Marshal(p)
-			if err != nil {
-				return s, err
-			}
-			s.payload = string(b)
-		}
+	case a.Payload != nil:
+		s.payload = string(a.Payload)
 	case a.JobID != "":
 		c, err := j.getClient()
 		if err != nil {
@@ -68,9 +59,9 @@ func (j *Jobs) ruleSubject(ctx context.Context, re *core.RequestEvent, a sluicew
 // subject to pass: the job enqueued or acted on, or for a request on many
 // jobs each topic it names. A request on the jobs of every topic gets no
 // subject (refused) when the rule names topic, which it could not judge.
-func (j *Jobs) ruleSubjects(ctx context.Context, re *core.RequestEvent, a sluiceweb.Action, rule string) ([]ruleSubject, error) {
+func (j *Jobs) ruleSubjects(ctx context.Context, a sluiceweb.Action, rule string) ([]ruleSubject, error) {
 	if a.Kind == sluiceweb.ActionEnqueue || a.JobID != "" || len(a.Topics) == 1 {
-		s, err := j.ruleSubject(ctx, re, a)
+		s, err := j.ruleSubject(ctx, a)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +75,7 @@ func (j *Jobs) ruleSubjects(ctx context.Context, re *core.RequestEvent, a sluice
 	}
 	subjects := make([]ruleSubject, len(a.Topics))
 	for i, t := range a.Topics {
-		subjects[i].topic = t
+		subjects[i] = ruleSubject{topic: t, payload: string(a.Payload)}
 	}
 	return subjects, nil
 }
@@ -95,18 +86,49 @@ func ruleNamesTopic(rule string) bool {
 	return rule != RuleSuperusers && rule != RulePublic && strings.Contains(rule, "topic")
 }
 
-// evalRule reports whether rule allows re's request on s. It does not
-// consider superusers: the caller lets them through first.
-func evalRule(re *core.RequestEvent, rule string, s ruleSubject) (bool, error) {
+// ruleInfo returns what a rule's @request.* fields read of re's request:
+// what PocketBase's RequestInfo holds, but with the body sluiceweb decoded
+// (the action's), not one parsed again.
+func ruleInfo(re *core.RequestEvent, a sluiceweb.Action) (*core.RequestInfo, error) {
+	info := &core.RequestInfo{
+		Context: core.RequestInfoContextDefault,
+		Method:  re.Request.Method,
+		Query:   map[string]string{},
+		Headers: map[string]string{},
+		Body:    map[string]any{},
+		Auth:    re.Auth,
+	}
+	if c, _ := re.Get(core.RequestEventKeyInfoContext).(string); c != "" {
+		info.Context = c
+	}
+	for k, v := range re.Request.URL.Query() {
+		if len(v) > 0 {
+			info.Query[k] = v[0]
+		}
+	}
+	for k, v := range re.Request.Header {
+		if len(v) > 0 {
+			info.Headers[inflector.Snakecase(k)] = v[0]
+		}
+	}
+	if len(a.Body) > 0 {
+		// sluiceweb decoded this body as one JSON object with no member
+		// twice: read as a map, it holds exactly those members.
+		if err := json.Unmarshal(a.Body, &info.Body); err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+	}
+	return info, nil
+}
+
+// evalRule reports whether rule allows the request of info on s. It does
+// not consider superusers: the caller lets them through first.
+func evalRule(re *core.RequestEvent, info *core.RequestInfo, rule string, s ruleSubject) (bool, error) {
 	switch rule {
 	case RuleSuperusers:
 		return false, nil
 	case RulePublic:
 		return true, nil
-	}
-	info, err := re.RequestInfo()
-	if err != nil {
-		return false, fmt.Errorf("request info: %w", err)
 	}
 	coll := core.NewBaseCollection(ruleCollection)
 	coll.Fields.Add(&core.TextField{Name: "topic"}, &core.JSONField{Name: "payload"})
