@@ -5,6 +5,8 @@
 // for the test binary with testcontainers-go. Otherwise the test is skipped
 // with a message naming both options, unless SLUICE_REQUIRE_POSTGRES=1, in
 // which case it fails: CI sets it, so no Postgres test is skipped there.
+// A test binary that skips says so once, in one line that go test ./...
+// shows even without -v (see noticeSkipped).
 //
 // Each test gets a fresh schema, dropped at cleanup, and a pool whose
 // connections use it as their search_path, so tests run in parallel and
@@ -16,7 +18,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +45,8 @@ var (
 	containerOnce sync.Once
 	containerURL  string
 	containerErr  error
+	// skipOnce makes the skip notice one line per test binary.
+	skipOnce sync.Once
 )
 
 // URL returns the URL of the Postgres server tests use, or skips t (fails
@@ -59,8 +66,36 @@ func URL(t testing.TB) string {
 	if os.Getenv(EnvRequire) == "1" {
 		t.Fatal(msg)
 	}
+	skipOnce.Do(noticeSkipped)
 	t.Skip(msg)
 	return ""
+}
+
+// noticeSkipped says that the test binary skips its Postgres tests, and
+// how to run them, in one line. go test ./... shows a passing package's
+// output only with -v, so without -v the line goes to the terminal
+// (/dev/tty) when there is one, where the go command's own lines go;
+// otherwise, and with -v, to stderr.
+func noticeSkipped() {
+	var w io.Writer = os.Stderr
+	if !testing.Verbose() {
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			defer tty.Close()
+			w = tty
+		}
+	}
+	fmt.Fprintln(w, skipNotice())
+}
+
+// skipNotice is the line noticeSkipped writes, naming the package whose
+// tests are skipped as go test does.
+func skipNotice() string {
+	pkg := "this package"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Path != "" {
+		pkg = strings.TrimSuffix(bi.Path, ".test")
+	}
+	return fmt.Sprintf("%s: Postgres tests skipped; run them with %s=postgres://postgres@127.0.0.1:5432/test go test ./... "+
+		"or with a Docker engine running", pkg, EnvURL)
 }
 
 // startContainer starts one Postgres container for the test binary. It is
