@@ -272,8 +272,9 @@ type Stats struct {
 	// Completed and Failed are how many jobs completed, and failed for
 	// good, within the window.
 	Completed, Failed int
-	// SuccessRate is Completed / (Completed + Failed), or 1 when both are 0.
-	SuccessRate float64
+	// SuccessRate is Completed / (Completed + Failed), or nil when both
+	// are 0: with no outcomes in the window there is no rate.
+	SuccessRate *float64
 	// AvgDuration and P95Duration are the mean and 95th percentile of how
 	// long the completed jobs' final attempts ran, from claim to
 	// completion; zero when none completed.
@@ -329,7 +330,7 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 	}
 	st := &Stats{
 		ByStatus: map[JobStatus]int{}, ByTopic: map[string]map[JobStatus]int{}, ByQueue: map[string]map[JobStatus]int{},
-		Window: window, Completed: ds.Completed, Failed: ds.Failed, SuccessRate: 1,
+		Window: window, Completed: ds.Completed, Failed: ds.Failed,
 		AvgDuration: ds.AvgDuration, P95Duration: ds.P95Duration,
 	}
 	add := func(m map[string]map[JobStatus]int, key string, cnt driver.JobCount) {
@@ -345,7 +346,8 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 		add(st.ByQueue, cnt.Queue, cnt)
 	}
 	if n := ds.Completed + ds.Failed; n > 0 {
-		st.SuccessRate = float64(ds.Completed) / float64(n)
+		rate := float64(ds.Completed) / float64(n)
+		st.SuccessRate = &rate
 	}
 	if f.Bucket > 0 {
 		st.Series = fillSeries(ds.Series, now.Add(-window), now, f.Bucket)

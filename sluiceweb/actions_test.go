@@ -116,6 +116,12 @@ func TestStats(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, db *database) {
 		e := newEnv(t, db, nil)
+		// Nothing finished yet: no rate, null rather than 1 or 0.
+		var empty map[string]any
+		e.do("GET", "api/jobs/stats", "").json(t, http.StatusOK, &empty)
+		require.Contains(t, empty, "success_rate")
+		require.Nil(t, empty["success_rate"])
+
 		workedJobs(t, e)
 		e.enqueue(&sluice.EnqueueOptions{Queue: "bulk"})
 		var st struct {
@@ -125,7 +131,7 @@ func TestStats(t *testing.T) {
 			ByQueue       map[string]map[string]int `json:"by_queue"`
 			Completed     int                       `json:"completed"`
 			Failed        int                       `json:"failed"`
-			SuccessRate   float64                   `json:"success_rate"`
+			SuccessRate   *float64                  `json:"success_rate"`
 			WindowSeconds float64                   `json:"window_seconds"`
 			BucketSeconds float64                   `json:"bucket_seconds"`
 			Series        []struct {
@@ -141,7 +147,8 @@ func TestStats(t *testing.T) {
 		require.Equal(t, 4, st.ByTopic["mail"]["pending"]+st.ByTopic["mail"]["failed"]+st.ByTopic["mail"]["completed"])
 		require.Equal(t, 1, st.Completed)
 		require.Equal(t, 1, st.Failed)
-		require.Equal(t, 0.5, st.SuccessRate)
+		require.NotNil(t, st.SuccessRate)
+		require.Equal(t, 0.5, *st.SuccessRate)
 		require.Equal(t, 3600.0, st.WindowSeconds)
 		require.Equal(t, 60.0, st.BucketSeconds)
 		require.GreaterOrEqual(t, len(st.Series), 60, "a point a minute for an hour")

@@ -3,8 +3,9 @@ package sluiceweb
 import "maps"
 
 // The schemas of the OpenAPI document, in the subset of JSON Schema it
-// uses: type, properties, required, additionalProperties, items, enum,
-// format and $ref.
+// uses: type (a name, or a list of names for a value that may be null),
+// properties, required, additionalProperties, items, enum, format and
+// $ref.
 
 // obj is a JSON object of the document.
 type obj = map[string]any
@@ -23,6 +24,12 @@ func str(description string) obj     { return typed("string", description) }
 func integer(description string) obj { return typed("integer", description) }
 func number(description string) obj  { return typed("number", description) }
 func boolean(description string) obj { return typed("boolean", description) }
+
+// orNull returns o, a typed schema, allowing null too.
+func orNull(o obj) obj {
+	o["type"] = []string{o["type"].(string), "null"}
+	return o
+}
 
 func dateTime(description string) obj {
 	o := str(description)
@@ -192,7 +199,7 @@ func schemas() obj {
 			"window_seconds":  number("The window of the outcome figures."),
 			"completed":       integer("Jobs completed within the window."),
 			"failed":          integer("Jobs failed for good within the window."),
-			"success_rate":    number("completed / (completed + failed); 1 when both are 0."),
+			"success_rate":    orNull(number("completed / (completed + failed); null when both are 0: no outcomes, no rate.")),
 			"avg_duration_ms": number("Mean run time of the completed jobs' last attempts."),
 			"p95_duration_ms": number("95th percentile (nearest rank) of the same."),
 			"bucket_seconds":  number("The width of each point of series."),

@@ -18,7 +18,8 @@ import (
 )
 
 // openAPIDoc is the handler's OpenAPI document, with a validator for the
-// subset of JSON Schema it uses (type, properties, required,
+// subset of JSON Schema it uses (type, a name or a list of names,
+// properties, required,
 // additionalProperties, items, enum, format and $ref), so that every
 // response a test receives is checked against it.
 type openAPIDoc struct {
@@ -140,6 +141,9 @@ func (d *openAPIDoc) validate(schema map[string]any, v any, at string) error {
 	if t, ok := schema["type"].(string); ok && !hasType(t, v) {
 		return fmt.Errorf("%s: want %s, got %T %v", at, t, v, v)
 	}
+	if ts, ok := schema["type"].([]any); ok && !slices.ContainsFunc(ts, func(t any) bool { return hasType(t.(string), v) }) {
+		return fmt.Errorf("%s: want one of %v, got %T %v", at, ts, v, v)
+	}
 	if values, ok := schema["enum"].([]any); ok && !slices.Contains(values, v) {
 		return fmt.Errorf("%s: %v is not one of %v", at, v, values)
 	}
@@ -218,6 +222,8 @@ func hasType(t string, v any) bool {
 	case "integer":
 		f, ok := v.(float64)
 		return ok && f == float64(int64(f))
+	case "null":
+		return v == nil
 	}
 	return false
 }

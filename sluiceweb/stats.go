@@ -15,7 +15,8 @@ const DefaultStatsBucket = time.Minute
 // StatsResponse is the answer of GET api/jobs/stats: the counts and
 // outcomes of sluice.Stats, with durations in milliseconds and windows in
 // seconds. The sluice command's stats --json and PocketBase's $jobs.stats
-// answer in this shape too.
+// answer in this shape too, made by NewStatsResponse. SuccessRate is null
+// when nothing completed or failed in the window.
 type StatsResponse struct {
 	Total         int                                 `json:"total"`
 	ByStatus      map[sluice.JobStatus]int            `json:"by_status"`
@@ -24,7 +25,7 @@ type StatsResponse struct {
 	WindowSeconds float64                             `json:"window_seconds"`
 	Completed     int                                 `json:"completed"`
 	Failed        int                                 `json:"failed"`
-	SuccessRate   float64                             `json:"success_rate"`
+	SuccessRate   *float64                            `json:"success_rate"`
 	AvgDurationMS float64                             `json:"avg_duration_ms"`
 	P95DurationMS float64                             `json:"p95_duration_ms"`
 	BucketSeconds float64                             `json:"bucket_seconds"`

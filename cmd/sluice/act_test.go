@@ -113,6 +113,9 @@ func TestRequeueFailed(t *testing.T) {
 		require.Contains(t, d.run(t, "get", job.ID).ok(t), "always fails")
 		st := decode[statsOut](t, d.run(t, "stats", "--json").ok(t))
 		require.Equal(t, 1, st.Failed)
+		require.NotNil(t, st.SuccessRate)
+		require.Zero(t, *st.SuccessRate)
+		require.Contains(t, d.run(t, "stats").ok(t), "0 completed, 1 failed, success rate 0.0%")
 
 		res := decode[actOut](t, d.run(t, "requeue", "--json", "--status", "failed").ok(t))
 		require.Equal(t, []string{job.ID}, res.IDs)

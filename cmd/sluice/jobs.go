@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -225,6 +226,7 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("stats", "")
 	ff := addFilterFlags(fs, true)
 	window := fs.Duration("window", sluice.DefaultStatsWindow, "how far back the outcome figures look")
+	bucket := fs.Duration("bucket", sluiceweb.DefaultStatsBucket, "with --json: the width of each point of the series (0: no series)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -237,14 +239,25 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer done()
-	st, err := jc.Stats(ctx, &sluice.StatsFilter{Topics: ff.topics, Queues: ff.queues, Window: *window})
+	f := &sluice.StatsFilter{Topics: ff.topics, Queues: ff.queues, Window: *window}
+	if c.json {
+		f.Bucket = *bucket
+	}
+	st, err := jc.Stats(ctx, f)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		return writeJSON(c.out(), sluiceweb.NewStatsResponse(st, 0))
+		return writeJSON(c.out(), sluiceweb.NewStatsResponse(st, f.Bucket))
 	}
-	tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', tabwriter.AlignRight)
+	return printStats(c.out(), st)
+}
+
+// printStats writes st as two tables, jobs by queue and by topic, and a
+// line of the window's outcomes.
+func printStats(w io.Writer, st *sluice.Stats) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, counts map[sluice.JobStatus]int) {
 		fmt.Fprintf(tw, "%s\t", name)
 		total := 0
@@ -266,7 +279,7 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 		row(q, st.ByQueue[q])
 	}
 	row("all", st.ByStatus)
-	fmt.Fprintln(tw, "\t")
+	fmt.Fprintln(tw, "\t") // a row of its own keeps both tables' columns aligned
 	header("TOPIC")
 	for _, t := range slices.Sorted(maps.Keys(st.ByTopic)) {
 		row(t, st.ByTopic[t])
@@ -274,9 +287,19 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out(), "\nlast %s: %d completed, %d failed, success rate %.1f%%, mean run %s, p95 %s\n",
-		st.Window, st.Completed, st.Failed, 100*st.SuccessRate, st.AvgDuration.Round(time.Millisecond), st.P95Duration.Round(time.Millisecond))
-	return nil
+	for line := range strings.Lines(buf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+	rate, run, p95 := "—", "—", "—"
+	if st.SuccessRate != nil {
+		rate = fmt.Sprintf("%.1f%%", 100**st.SuccessRate)
+	}
+	if st.Completed > 0 {
+		run, p95 = st.AvgDuration.Round(time.Millisecond).String(), st.P95Duration.Round(time.Millisecond).String()
+	}
+	_, err := fmt.Fprintf(w, "\nlast %s: %d completed, %d failed, success rate %s, mean run %s, p95 %s\n",
+		st.Window, st.Completed, st.Failed, rate, run, p95)
+	return err
 }
 
 // explainJSON is explain's --json output.

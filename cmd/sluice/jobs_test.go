@@ -137,6 +137,8 @@ type statsOut struct {
 	ByTopic  map[string]map[sluice.JobStatus]int `json:"by_topic"`
 	ByQueue  map[string]map[sluice.JobStatus]int `json:"by_queue"`
 	Failed   int                                 `json:"failed"`
+	// SuccessRate is nil when nothing finished in the window.
+	SuccessRate *float64 `json:"success_rate"`
 }
 
 func TestStatsAndExplain(t *testing.T) {

@@ -164,3 +164,42 @@ func TestUIRemote(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait())
 }
+
+// TestStatsIsTheAPIs prints, with stats --json, the object GET
+// api/jobs/stats answers for the same parameters; and with nothing finished
+// in the window, no success rate.
+func TestStatsIsTheAPIs(t *testing.T) {
+	t.Parallel()
+	eachDB(t, true, func(t *testing.T, d *db) {
+		text := d.run(t, "stats").ok(t)
+		require.Contains(t, text, "last 1h0m0s: 0 completed, 0 failed, success rate —, mean run —, p95 —\n")
+		for line := range strings.Lines(text) {
+			require.Equal(t, strings.TrimRight(line, " \n")+"\n", line, "a line ending in spaces:\n%s", text)
+		}
+
+		d.enqueue(t, "mail", "--queue", "mailers")
+		base := serveUI(t, d, nil)
+		for _, tc := range []struct {
+			flags []string
+			query string
+		}{
+			{nil, ""},
+			{[]string{"--topic", "mail", "--window", "10m", "--bucket", "2m"}, "?topics=mail&window=10m&bucket=2m"},
+		} {
+			cli := decode[map[string]any](t, d.run(t, append([]string{"stats", "--json"}, tc.flags...)...).ok(t))
+			code, body := get(t, base+"/api/jobs/stats"+tc.query)
+			require.Equal(t, http.StatusOK, code, body)
+			api := decode[map[string]any](t, body)
+			require.Contains(t, cli, "success_rate")
+			require.Nil(t, cli["success_rate"], "no outcomes, no rate")
+			// The series' buckets run up to now: read a moment apart, the
+			// two may straddle a bucket's end.
+			cs, as := cli["series"].([]any), api["series"].([]any)
+			require.NotEmpty(t, cs, "%q", tc.flags)
+			require.InDelta(t, len(as), len(cs), 1, "%q", tc.flags)
+			delete(cli, "series")
+			delete(api, "series")
+			require.Equal(t, api, cli, "%q", tc.flags)
+		}
+	})
+}

@@ -25,6 +25,8 @@ func TestDashboard(t *testing.T) {
 			dir = screenshots
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 		}
+		p := newPage(t)
+		emptyOverview(t, p, s)
 		ctx := t.Context()
 		for i := range 6 {
 			_, err := s.client.Enqueue(ctx, mailArgs{To: "user" + strconv.Itoa(i) + "@example.com"}, &sluice.EnqueueOptions{Tags: []string{"newsletter"}})
@@ -38,7 +40,6 @@ func TestDashboard(t *testing.T) {
 		long, err := s.client.Enqueue(ctx, longArgs{Name: "quarterly report"}, nil)
 		require.NoError(t, err)
 
-		p := newPage(t)
 		overview(t, p, s, dir)
 		failedJob(t, p, fx, failing.Job.ID, dir)
 		runningJob(t, p, fx, long.Job.ID, dir)
@@ -51,6 +52,14 @@ func TestDashboard(t *testing.T) {
 		require.Equal(t, "1", p.Eval(`String(window.sluiceTestMark)`), "the page was never reloaded")
 		require.Empty(t, p.Errors(), "the console's errors")
 	})
+}
+
+// emptyOverview loads the dashboard over a database where nothing has
+// finished yet: there is no success rate to show.
+func emptyOverview(t *testing.T, p *page, s *server) {
+	p.Do("loading the empty dashboard", chromedp.Navigate(s.url))
+	p.Wait("the overview's counts", text("a.card.s-pending .value")+` === "0" && `+text(".kpis")+`.includes("Success rate")`)
+	require.Contains(t, p.Eval(text(".kpis")), "Success rate—", "no outcomes, no rate")
 }
 
 // overview loads the dashboard, in light and dark.

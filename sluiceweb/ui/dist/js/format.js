@@ -51,7 +51,8 @@ export function duration(ms) {
 // between is the milliseconds from a to b, or null if either is absent.
 export const between = (a, b) => (isZero(a) || isZero(b) ? null : new Date(b) - new Date(a));
 
-export const pct = (x) => (x === null || x === undefined ? "–" : (x * 100).toFixed(x >= 0.999 || x === 0 ? 0 : 1) + "%");
+// pct formats a rate as a percentage; null (no rate: nothing to rate) is "—".
+export const pct = (x) => (x === null || x === undefined ? "—" : (x * 100).toFixed(x >= 0.999 || x === 0 ? 0 : 1) + "%");
 
 export const shortId = (id) => (id ? id.slice(0, 8) + "…" + id.slice(-4) : "");
 

@@ -66,7 +66,7 @@ function Throughput({ stats, clients, label }) {
   const kpis = [
     ["Completed", num(stats.completed), "in the last " + label],
     ["Failed", num(stats.failed), "retries used up"],
-    ["Success rate", stats.completed + stats.failed ? pct(stats.success_rate) : "–", "completed of finished"],
+    ["Success rate", pct(stats.success_rate), "completed of finished"],
     ["Duration", duration(stats.avg_duration_ms), "avg · p95 " + duration(stats.p95_duration_ms)],
   ];
   return html`<section class="panel" aria-labelledby="tp-h">
