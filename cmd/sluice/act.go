@@ -46,7 +46,7 @@ type actJSON struct {
 func (c *cli) act(ctx context.Context, a action, args []string) error {
 	fs := c.flags(a.verb, "ID... | filters")
 	ff := addFilterFlags(fs, false)
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -55,6 +55,9 @@ func (c *cli) act(ctx context.Context, a action, args []string) error {
 		return usageErrorf("%s takes job IDs or filters, not both", a.verb)
 	case len(pos) == 0 && ff.empty():
 		return usageErrorf("%s wants job IDs or at least one filter (--status, --topic, --queue, …)", a.verb)
+	}
+	if err := checkIDs(pos); err != nil {
+		return err
 	}
 	jc, done, err := c.client(ctx)
 	if err != nil {
@@ -71,7 +74,7 @@ func (c *cli) act(ctx context.Context, a action, args []string) error {
 	if c.json {
 		return writeJSON(c.out(), actJSON{Action: a.verb, Count: len(ids), IDs: ids})
 	}
-	fmt.Fprintf(c.out(), "%s %d jobs\n", a.done, len(ids))
+	fmt.Fprintf(c.out(), "%s %s\n", a.done, count(len(ids), "job"))
 	return nil
 }
 
@@ -82,6 +85,7 @@ func (c *cli) actOnIDs(ctx context.Context, jc *jobClient, a action, ids []strin
 	for _, id := range ids {
 		row, err := a.one(jc.jobs, ctx, id)
 		if err != nil {
+			err = jobErr(id, err)
 			fmt.Fprintf(c.stderr, "sluice: %v\n", err)
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -129,7 +133,7 @@ func (c *cli) actByFilter(ctx context.Context, jc *jobClient, a action, f sluice
 		if span.CreatedBefore.IsZero() || span.CreatedBefore.After(from) {
 			rows, err := a.many(jc.jobs, ctx, &span)
 			if err != nil {
-				return all, fmt.Errorf("%w (%d jobs %s before this error)", err, len(all), a.done)
+				return all, fmt.Errorf("%w (%s %s before this error)", err, count(len(all), "job"), a.done)
 			}
 			for _, row := range rows {
 				all = append(all, row.ID)

@@ -41,13 +41,13 @@ func TestActOnIDs(t *testing.T) {
 		r := d.run(t, "requeue", later.ID, other.ID)
 		r.fails(t, 1, "cannot requeue")
 		r = d.run(t, "cancel", "--json", "01900000-0000-7000-8000-000000000000", other.ID)
-		r.fails(t, 3, "not found")
+		r.fails(t, 3, "no job 01900000-0000-7000-8000-000000000000")
 		require.Equal(t, []string{other.ID}, ids(decode[[]*sluice.JobRow](t, r.stdout)))
 
 		require.Contains(t, d.run(t, "delete", later.ID).ok(t), "deleted "+later.ID)
 		_, err = d.lib.Get(ctx, later.ID)
 		require.ErrorIs(t, err, sluice.ErrNotFound)
-		d.run(t, "get", later.ID).fails(t, 3, "not found")
+		d.run(t, "get", later.ID).fails(t, 3, "no job "+later.ID)
 
 		d.run(t, "cancel").fails(t, 2, "job IDs or at least one filter")
 		d.run(t, "cancel", other.ID, "--topic", "t").fails(t, 2, "not both")
@@ -101,7 +101,7 @@ func TestActByFilter(t *testing.T) {
 func TestRequeueFailed(t *testing.T) {
 	t.Parallel()
 	eachDB(t, true, func(t *testing.T, d *db) {
-		job := d.enqueue(t, "fail", "--max-retries", "-1")
+		job := d.enqueue(t, "fail", "--max-retries", "0")
 		stop := d.startFailing()
 		require.Eventually(t, func() bool {
 			row, err := d.lib.Get(context.Background(), job.ID)

@@ -35,12 +35,14 @@ func (c *cli) sharedFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", c.json, "print JSON instead of tables")
 }
 
-// flags returns a verb's flag set, with the shared flags.
+// flags returns a verb's flag set, with the shared flags. It writes
+// nothing itself: parse prints the help when asked, and fail reports a
+// bad flag in one line with a pointer to the help.
 func (c *cli) flags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: sluice %s [flags] %s\n\nFlags:\n", name, args)
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", strings.TrimSpace("sluice "+name+" [flags] "+args))
 		fs.PrintDefaults()
 	}
 	c.sharedFlags(fs)
@@ -48,12 +50,15 @@ func (c *cli) flags(name, args string) *flag.FlagSet {
 }
 
 // parse parses args with fs, flags and arguments in any order (a "--" ends
-// the flags), and returns the arguments.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// the flags), and returns the arguments. Asked for help, it prints the
+// verb's flags to stdout and returns flag.ErrHelp.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(c.stdout)
+				fs.Usage()
 				return nil, err
 			}
 			return nil, &usageError{msg: err.Error()}

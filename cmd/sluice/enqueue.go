@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,13 +30,13 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 	fs.StringVar(&opts.Queue, "queue", sluice.QueueDefault, "the queue to enqueue into")
 	fs.IntVar(&opts.Priority, "priority", 0, "the job's priority (smaller runs first)")
 	fs.Var(timeValue{&opts.RunAt, time.Now}, "run-at", "when the job may run: RFC 3339, a date, or a duration from now (10m)")
-	fs.IntVar(&opts.MaxRetries, "max-retries", 0, "retries after the first attempt (0: the default, -1: none)")
+	maxRetries := fs.Int("max-retries", 0, "retries after the first attempt, 0 for none (without the flag: the default, 3)")
 	fs.StringVar(&opts.UniqueKey, "unique-key", "", "enqueue nothing if a live job has this key")
 	fs.Var(&tags, "tag", "a tag (repeat, or separate with commas)")
 	fs.Var(meta, "meta", "metadata key=value, a string (repeat for several keys)")
 	metaJSON := fs.String("metadata", "", "metadata as a JSON object (merged under --meta)")
 	payloadFile := fs.String("payload-file", "", "read the payload from this file (- for stdin)")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -50,8 +51,8 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	opts.Tags = tags
-	if opts.MaxRetries < sluice.NoRetries {
-		return usageErrorf("--max-retries must be -1 (none), 0 (the default) or more")
+	if opts.MaxRetries, err = retries(fs, *maxRetries); err != nil {
+		return err
 	}
 	jc, done, err := c.client(ctx, opts.Queue)
 	if err != nil {
@@ -71,6 +72,23 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 	}
 	fmt.Fprintf(c.out(), "enqueued %s (%s in %s, runs at %s)\n", res.Job.ID, res.Job.Topic, res.Job.Queue, stamp(res.Job.RunAt))
 	return nil
+}
+
+// retries returns the EnqueueOptions.MaxRetries that --max-retries n asks
+// for: 0 is none (sluice.NoRetries), as in the web API, and the flag's
+// absence the default.
+func retries(fs *flag.FlagSet, n int) (int, error) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "max-retries" })
+	switch {
+	case !given:
+		return 0, nil
+	case n < 0:
+		return 0, usageErrorf("--max-retries must not be negative (0 means no retries)")
+	case n == 0:
+		return sluice.NoRetries, nil
+	}
+	return n, nil
 }
 
 // payload returns the payload given as an argument, or read from file ("-"

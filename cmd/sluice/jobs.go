@@ -39,7 +39,7 @@ func runList(ctx context.Context, c *cli, args []string) error {
 	offset := fs.Int("offset", 0, "skip this many jobs")
 	cursor := fs.String("cursor", "", "continue after an earlier page (its next cursor)")
 	newest := fs.Bool("newest-first", false, "list the newest jobs first")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func runList(ctx context.Context, c *cli, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out(), "%d of %d jobs", len(res.Jobs), res.Total)
+	fmt.Fprintf(c.out(), "%d of %s", len(res.Jobs), count(res.Total, "job"))
 	if res.NextCursor != "" {
 		fmt.Fprintf(c.out(), "; next page: --cursor %s", res.NextCursor)
 	}
@@ -84,12 +84,15 @@ func runList(ctx context.Context, c *cli, args []string) error {
 
 func runGet(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("get", "ID...")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return usageErrorf("get wants at least one job ID")
+	}
+	if err := checkIDs(pos); err != nil {
+		return err
 	}
 	jc, done, err := c.client(ctx)
 	if err != nil {
@@ -101,6 +104,7 @@ func runGet(ctx context.Context, c *cli, args []string) error {
 	for _, id := range pos {
 		row, err := jc.Get(ctx, id)
 		if err != nil {
+			err = jobErr(id, err)
 			fmt.Fprintf(c.stderr, "sluice: %v\n", err)
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -227,7 +231,7 @@ func runStats(ctx context.Context, c *cli, args []string) error {
 	ff := addFilterFlags(fs, true)
 	window := fs.Duration("window", sluice.DefaultStatsWindow, "how far back the outcome figures look")
 	bucket := fs.Duration("bucket", sluiceweb.DefaultStatsBucket, "with --json: the width of each point of the series (0: no series)")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -311,12 +315,15 @@ type explainJSON struct {
 
 func runExplain(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("explain", "ID")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageErrorf("explain wants one job ID")
+	}
+	if err := checkIDs(pos); err != nil {
+		return err
 	}
 	jc, done, err := c.client(ctx)
 	if err != nil {
@@ -325,7 +332,7 @@ func runExplain(ctx context.Context, c *cli, args []string) error {
 	defer done()
 	ex, err := jc.Explain(ctx, pos[0])
 	if err != nil {
-		return err
+		return jobErr(pos[0], err)
 	}
 	if c.json {
 		return writeJSON(c.out(), explainJSON{Job: ex.Job, Reason: ex.Reason, Text: ex.Text})

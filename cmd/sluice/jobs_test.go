@@ -109,9 +109,8 @@ func TestEnqueueListGet(t *testing.T) {
 
 		// Several IDs, one missing: the others are shown, the exit code is 3.
 		r = d.run(t, "get", "--json", mail.ID, "01900000-0000-7000-8000-000000000000", report.ID)
-		r.fails(t, 3, "not found")
+		r.fails(t, 3, "no job 01900000-0000-7000-8000-000000000000")
 		require.Equal(t, []string{mail.ID, report.ID}, ids(decode[[]*sluice.JobRow](t, r.stdout)))
-		d.run(t, "get", "01900000-0000-7000-8000-000000000000").fails(t, 3, "not found")
 		d.run(t, "get").fails(t, 2, "job ID")
 
 		// The command works no job: all three are still pending, never tried.
@@ -171,7 +170,6 @@ func TestStatsAndExplain(t *testing.T) {
 		require.Equal(t, sluice.ReasonNoWorker, ex.Reason)
 		require.NotEmpty(t, ex.Text)
 		require.Contains(t, d.run(t, "explain", b.ID).ok(t), string(sluice.ReasonFinished))
-		d.run(t, "explain", "01900000-0000-7000-8000-000000000000").fails(t, 3, "not found")
 		d.run(t, "explain").fails(t, 2, "one job ID")
 		d.run(t, "stats", "--window", "-1h").fails(t, 2, "negative")
 		d.run(t, "stats", "extra").fails(t, 2, "no arguments")
@@ -194,16 +192,18 @@ func TestBadInput(t *testing.T) {
 		d.run(t, "enqueue", "t", "{not json").fails(t, 2, "not JSON")
 		d.run(t, "enqueue", "t", "--queue", "bad queue!").fails(t, 2, "Queues")
 		d.run(t, "enqueue", "t", "--metadata", "[1]").fails(t, 2, "JSON object")
-		d.run(t, "enqueue", "t", "--max-retries", "-2").fails(t, 2, "--max-retries")
+		d.run(t, "enqueue", "t", "--max-retries", "-1").fails(t, 2, "--max-retries must not be negative (0 means no retries)")
 		d.run(t, "enqueue", "t", "--payload-file", "/no/such/file").fails(t, 2, "payload")
 		d.run(t, "enqueue", "t", "{}", "--payload-file", "-").fails(t, 2, "not both")
 		d.run(t, "enqueue", "", "{}").fails(t, 2, "topic")
 		d.run(t, "enqueue", "t", strings.Repeat("[", 10)+"]").fails(t, 2, "not JSON")
 		require.Zero(t, decode[listOut](t, d.run(t, "list", "--json").ok(t)).Total)
-		// --help is not an error.
+		// --help is not an error: the verb's flags, on stdout.
 		r := d.run(t, "list", "--help")
 		require.Equal(t, 0, r.code)
-		require.Contains(t, r.stderr, "-topic")
+		require.Contains(t, r.stdout, "Usage: sluice list")
+		require.Contains(t, r.stdout, "-topic")
+		require.Empty(t, r.stderr)
 	})
 }
 
@@ -229,4 +229,75 @@ func TestDatabaseChoice(t *testing.T) {
 	r = runBin(t, nil, "", "--database-url", path, "--table", "other_jobs", "list", "--json")
 	require.Zero(t, decode[listOut](t, r.ok(t)).Total)
 	runBin(t, nil, "", "--database-url", path, "--table", "bad name", "list").fails(t, 1, "invalid table name")
+}
+
+// TestUsageError reports bad usage in one line and points to the help,
+// without printing the help itself.
+func TestUsageError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--no-such-flag"}, "sluice: flag provided but not defined: -no-such-flag\nRun \"sluice list --help\" for usage.\n"},
+		{[]string{"--no-such-flag", "list"}, "sluice: flag provided but not defined: -no-such-flag\nRun \"sluice --help\" for usage.\n"},
+		{[]string{"frobnicate"}, "sluice: unknown verb \"frobnicate\"\nRun \"sluice --help\" for usage.\n"},
+		{[]string{"get", "not-a-uuid"}, "sluice: \"not-a-uuid\" is not a job ID (a UUID such as 01937c2e-5f0a-7d3b-9c1e-2a4b6c8d0e1f)\n" +
+			"Run \"sluice get --help\" for usage.\n"},
+	} {
+		r := runBin(t, nil, "", tc.args...)
+		require.Equal(t, 2, r.code, "%q", tc.args)
+		require.Equal(t, tc.want, r.stderr, "%q", tc.args)
+		require.Empty(t, r.stdout, "%q", tc.args)
+	}
+}
+
+// TestJobIDs refuses a malformed job ID as bad usage, before reading or
+// writing anything, and reports an unknown one as "no job <id>".
+func TestJobIDs(t *testing.T) {
+	t.Parallel()
+	eachDB(t, true, func(t *testing.T, d *db) {
+		job := d.enqueue(t, "t")
+		const unknown = "01900000-0000-7000-8000-000000000000"
+		for _, verb := range []string{"get", "explain", "cancel", "requeue", "retry", "delete"} {
+			d.run(t, verb, "not-a-uuid").fails(t, 2, `"not-a-uuid" is not a job ID`)
+			d.run(t, verb, "{"+unknown+"}").fails(t, 2, "is not a job ID")
+			r := d.run(t, verb, unknown)
+			require.Equal(t, 3, r.code, verb)
+			require.Equal(t, "sluice: no job "+unknown+"\n", r.stderr, verb)
+		}
+		// One malformed ID among good ones: nothing is done to any.
+		d.run(t, "cancel", job.ID, "nope").fails(t, 2, `"nope" is not a job ID`)
+		row := decode[*sluice.JobRow](t, d.run(t, "get", "--json", job.ID).ok(t))
+		require.Equal(t, sluice.StatusPending, row.Status)
+	})
+}
+
+// TestEnqueueMaxRetries takes --max-retries as the web API takes
+// max_retries: 0 is none, the flag's absence the default.
+func TestEnqueueMaxRetries(t *testing.T) {
+	t.Parallel()
+	eachDB(t, true, func(t *testing.T, d *db) {
+		require.Equal(t, 3, d.enqueue(t, "t").MaxRetries, "the default")
+		require.Equal(t, 0, d.enqueue(t, "t", "--max-retries", "0").MaxRetries, "none")
+		require.Equal(t, 7, d.enqueue(t, "t", "--max-retries", "7").MaxRetries)
+		require.Contains(t, d.run(t, "get", d.enqueue(t, "t", "--max-retries", "0").ID).ok(t), "0 of at most 1")
+	})
+}
+
+// TestCounts says "1 job", not "1 jobs".
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	eachDB(t, true, func(t *testing.T, d *db) {
+		d.enqueue(t, "t")
+		require.True(t, strings.HasSuffix(d.run(t, "list").ok(t), "\n1 of 1 job\n"))
+		d.enqueue(t, "t")
+		require.True(t, strings.HasSuffix(d.run(t, "list").ok(t), "\n2 of 2 jobs\n"))
+		require.True(t, strings.HasSuffix(d.run(t, "list", "--limit", "1").ok(t), "\n1 of 2 jobs; next page: --cursor "+
+			decode[listOut](t, d.run(t, "list", "--json", "--limit", "1").ok(t)).NextCursor+"\n"))
+		d.enqueue(t, "u")
+		require.Equal(t, "cancelled 1 job\n", d.run(t, "cancel", "--topic", "u").ok(t))
+		require.Equal(t, "cancelled 0 jobs\n", d.run(t, "cancel", "--topic", "u").ok(t))
+		require.Equal(t, "deleted 2 jobs\n", d.run(t, "delete", "--topic", "t").ok(t))
+	})
 }

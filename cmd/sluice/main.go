@@ -2,7 +2,8 @@
 // shell: it migrates the schema, lists, explains and acts on jobs, enqueues
 // them, pauses, resumes and limits queues, and serves the dashboard.
 //
-//	go install github.com/sluicehq/sluice/cmd/sluice@latest
+//	go install ./cmd/sluice                                  # from a clone
+//	go install github.com/sluicehq/sluice/cmd/sluice@latest  # once published
 //	sluice --database-url postgres://localhost/app list --status failed
 //
 // The database comes from --database-url, or else the environment variable
@@ -14,8 +15,8 @@
 //
 // Exit codes: 0 success; 1 failure (the database could not be reached, an
 // action was refused); 2 bad usage (an unknown verb or flag, a malformed
-// URL, filter or payload); 3 a job that was asked for by ID does not
-// exist. See docs/cli.md for every verb.
+// URL, job ID, filter or payload); 3 a job that was asked for by ID does
+// not exist. See docs/cli.md for every verb.
 package main
 
 import (
@@ -59,6 +60,8 @@ type cli struct {
 
 	db   dbFlags
 	json bool
+	// verb is the verb being run, named by the hint after a usage error.
+	verb string
 }
 
 // command is one verb (or group of verbs) of the command line.
@@ -106,10 +109,11 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	}
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {
+			c.verb = cmd.name
 			return c.fail(cmd.run(ctx, c, args[1:]))
 		}
 	}
-	return c.fail(usageErrorf("unknown verb %q (see sluice help)", args[0]))
+	return c.fail(usageErrorf("unknown verb %q", args[0]))
 }
 
 // usage writes the list of verbs to w.
@@ -136,7 +140,8 @@ Exit codes: 0 ok, 1 failure, 2 bad usage, 3 job not found.
 `)
 }
 
-// fail reports err, if any, and returns its exit code.
+// fail reports err, if any, and returns its exit code. Bad usage is
+// reported with one more line, pointing to the help.
 func (c *cli) fail(err error) int {
 	if err == nil {
 		return exitOK
@@ -148,7 +153,15 @@ func (c *cli) fail(err error) int {
 	if !errors.As(err, &qe) {
 		fmt.Fprintln(c.stderr, "sluice:", err)
 	}
-	return exitCode(err)
+	code := exitCode(err)
+	if code == exitUsage {
+		help := "sluice --help"
+		if c.verb != "" {
+			help = "sluice " + c.verb + " --help"
+		}
+		fmt.Fprintf(c.stderr, "Run %q for usage.\n", help)
+	}
+	return code
 }
 
 // exitCode returns the exit code err calls for.

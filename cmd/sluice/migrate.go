@@ -23,7 +23,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 	check := fs.Bool("check", false, "status: exit 1 when migrations are pending")
 	dir := fs.String("dir", "", "sql: write one file per migration into this directory instead of printing them")
 	format := fs.String("format", "plain", "sql: file layout with --dir: plain, goose or golang-migrate")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *cli) migrateUp(ctx context.Context) error {
 	for _, m := range applied {
 		fmt.Fprintf(c.out(), "applied %s\n", m.Name)
 	}
-	fmt.Fprintf(c.out(), "schema at version %d (%d migrations applied now)\n", version(after), len(applied))
+	fmt.Fprintf(c.out(), "schema at version %d (%s applied now)\n", version(after), count(len(applied), "migration"))
 	return nil
 }
 
@@ -118,10 +118,10 @@ func (c *cli) migrateStatus(ctx context.Context, check bool) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "%s database, %d migrations, %d pending\n", st.kind, len(ms), pending)
+		fmt.Fprintf(c.out(), "%s database, %s, %d pending\n", st.kind, count(len(ms), "migration"), pending)
 	}
 	if check && pending > 0 {
-		return fmt.Errorf("%d migrations pending", pending)
+		return fmt.Errorf("%s pending", count(pending, "migration"))
 	}
 	return nil
 }

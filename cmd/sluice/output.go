@@ -22,6 +22,14 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// count returns n and noun, made plural unless n is 1: "1 job", "2 jobs".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // progress writes a progress line to w, rewritten in place, when enabled
 // (stdout is a terminal); otherwise it writes nothing.
 type progress struct {
@@ -39,10 +47,10 @@ func (p *progress) update(done int) {
 	}
 	p.shown = true
 	if p.total > 0 {
-		fmt.Fprintf(p.w, "\r%s: %d of %d jobs (%d%%)", p.verb, done, p.total, min(100, done*100/p.total))
+		fmt.Fprintf(p.w, "\r%s: %d of %s (%d%%)", p.verb, done, count(p.total, "job"), min(100, done*100/p.total))
 		return
 	}
-	fmt.Fprintf(p.w, "\r%s: %d jobs", p.verb, done)
+	fmt.Fprintf(p.w, "\r%s: %s", p.verb, count(done, "job"))
 }
 
 // end ends the line, if one was shown.

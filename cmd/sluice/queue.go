@@ -21,7 +21,7 @@ func runQueue(ctx context.Context, c *cli, args []string) error {
 	maxRunning := fs.Int("max-running", -1, "limit: how many of the queue's jobs may run at once, across every process (0 removes the limit)")
 	rate := fs.Int("rate", -1, "limit: how many of the queue's jobs may start per --per, across every process (0 removes the limit)")
 	per := fs.Duration("per", 0, "limit: the period of --rate, e.g. 1s or 1m")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	readOnly := fs.Bool("read-only", false, "refuse to enqueue or change jobs and schedules")
 	var queues listValue
 	fs.Var(&queues, "queue", "a queue the dashboard may enqueue into, besides those the database has jobs in")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
