@@ -95,7 +95,9 @@ func (d *Driver) setErr(err error) {
 }
 
 // New returns a driver over pool. It starts nothing and does not touch the
-// database; call [Driver.Migrate] to create the schema.
+// database: sluice.NewClient creates and migrates the schema (unless its
+// Config.SkipMigrations is set); [Driver.Migrate] is for migrating without
+// a client, such as from a deployment step.
 func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 	d := &Driver{pool: pool, table: DefaultTable, vacuum: vacuumPolicy{
 		every: vacuumCheckEvery, minDead: vacuumMinDead, perLive: vacuumDeadShare,

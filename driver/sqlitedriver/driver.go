@@ -96,8 +96,9 @@ func WithClaimGate(gate func(ctx context.Context) error) Option {
 
 // New returns a driver over db, a handle opened with modernc.org/sqlite,
 // best by [Open] or with the data source name [DSN] returns. It starts
-// nothing and does not touch the database; call [Driver.Migrate] to create
-// the schema.
+// nothing and does not touch the database: sluice.NewClient creates and
+// migrates the schema (unless its Config.SkipMigrations is set);
+// [Driver.Migrate] is for migrating without a client.
 //
 // The driver never holds one connection while it waits for another, so a
 // handle limited to a single connection (db.SetMaxOpenConns(1)) works.

@@ -112,7 +112,8 @@ declare namespace sluicepb {
       window_seconds: number;
       completed: number;
       failed: number;
-      success_rate: number;
+      /** completed / (completed + failed); null when neither happened in the window. */
+      success_rate: number | null;
       avg_duration_ms: number;
       p95_duration_ms: number;
       /** With a bucket: completed and failed jobs per bucket, oldest first. */

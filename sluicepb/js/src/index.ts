@@ -163,7 +163,8 @@ export interface Stats {
   window_seconds: number;
   completed: number;
   failed: number;
-  success_rate?: number;
+  /** completed / (completed + failed); null when neither happened in the window. */
+  success_rate: number | null;
   avg_duration_ms?: number;
   p95_duration_ms?: number;
   bucket_seconds: number;

@@ -67,7 +67,9 @@ function Throughput({ stats, clients, label }) {
     ["Completed", num(stats.completed), "in the last " + label],
     ["Failed", num(stats.failed), "retries used up"],
     ["Success rate", pct(stats.success_rate), "completed of finished"],
-    ["Duration", duration(stats.avg_duration_ms), "avg · p95 " + duration(stats.p95_duration_ms)],
+    // No job completed in the window: no duration to show, not 0 ms.
+    ["Duration", duration(stats.completed ? stats.avg_duration_ms : null),
+      "avg · p95 " + duration(stats.completed ? stats.p95_duration_ms : null)],
   ];
   return html`<section class="panel" aria-labelledby="tp-h">
     <div class="panel-head">
