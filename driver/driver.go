@@ -315,6 +315,10 @@ type Executor interface {
 	// FlowExecutor holds the operations of flow control: queue states
 	// and waiting jobs.
 	FlowExecutor
+
+	// KeyExecutor holds the operations on limits per topic and per key,
+	// and on sequences.
+	KeyExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then
@@ -420,6 +424,14 @@ type JobRow struct {
 	// pending, and no claim takes it (see [FlowExecutor.JobRelease]).
 	DependsOn []string `json:"depends_on,omitempty"`
 	Waiting   bool     `json:"waiting,omitempty"`
+	// Key is the key the job was enqueued with, empty when none: the
+	// customer, account or order its limits per key count it under (see
+	// [KeyLimits]).
+	Key string `json:"key,omitempty"`
+	// Sequence, when not empty, puts the job in the sequence of its key
+	// in its queue: the jobs of one sequence run one at a time, in the
+	// order of their IDs (see [SequencePolicy]).
+	Sequence SequencePolicy `json:"sequence,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older
@@ -472,6 +484,10 @@ type JobInsert struct {
 	// OnDependencyFailure (then required) says.
 	DependsOn           []string
 	OnDependencyFailure DependencyPolicy
+	// Key is the job's key, empty for none, and Sequence its sequence
+	// policy, empty for a job in no sequence (which needs a Key).
+	Key      string
+	Sequence SequencePolicy
 }
 
 // JobInsertResult is the outcome of inserting one job.
@@ -503,6 +519,13 @@ type JobClaimParams struct {
 	// states once a poll interval, so that queues without one pay nothing
 	// for flow control.
 	Flow bool
+	// Keyed makes the claim obey, besides the queue's state, the stored
+	// limits (see [KeyExecutor]) of the queue and of Topics: the limits of
+	// each topic and of each key, and fair sharing between keys. A client
+	// sets it for the queues it has seen such limits for. Sequences hold
+	// in every claim, Keyed or not; a Keyed claim finds their next jobs
+	// by key rather than by walking past the jobs they hold.
+	Keyed bool
 }
 
 // JobFinalizeParams are the params of [Executor.JobFinalize].

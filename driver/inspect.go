@@ -25,6 +25,9 @@ type JobFilter struct {
 	// Metadata, when not empty, selects jobs whose metadata has each of
 	// these keys with a JSON string value equal to the one given.
 	Metadata map[string]string
+	// Keys, when not empty, selects jobs with one of these keys (see
+	// [JobRow.Key]).
+	Keys []string
 }
 
 // JobListParams are the params of [Executor.JobList].

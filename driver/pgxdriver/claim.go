@@ -18,7 +18,8 @@ import (
 // With Flow, the claim takes its room from the queue's state, and before
 // it, in the same transaction and round trip, the statement of settings
 // locks the queue's state if the queue has a limit, so that claimers of a
-// limited queue take turns (see claimLockSQL).
+// limited queue take turns (see claimLockSQL). Keyed, it claims in a
+// transaction of several statements (see claimKeyed).
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
 	const op = "claim"
 	if err := e.start(ctx, op); err != nil {
@@ -41,6 +42,11 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 		}}
 	var err error
 	switch {
+	case p.Keyed:
+		err = e.atomic(qctx, func(db dbtx) (err error) {
+			jobs, err = e.claimKeyed(qctx, db, p, topics)
+			return err
+		})
 	case !p.Flow:
 		claim.sql = e.d.q.claimBare
 		err = e.queryBatch(qctx, lazy, claim)

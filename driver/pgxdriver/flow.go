@@ -17,6 +17,9 @@ import (
 // queuesTable is the qualified, quoted table of queue states.
 func (d *Driver) queuesTable() string { return d.ident(d.table + "_queues") }
 
+// limitsTable is the qualified, quoted table of limits.
+func (d *Driver) limitsTable() string { return d.ident(d.table + "_limits") }
+
 const (
 	// queueColumns are the columns scanQueueState reads.
 	queueColumns = `queue, paused, coalesce(max_running, 0), coalesce(rate_limit, 0), coalesce(rate_period, 0), updated_at`

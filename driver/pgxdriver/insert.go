@@ -225,7 +225,8 @@ func insertArgs(jobs []*driver.JobInsert) []any {
 func uniqueArgs(j *driver.JobInsert) []any {
 	id, _ := parseUUID(j.ID) // checked by JobInsertMany
 	return []any{id, j.Topic, j.Queue, j.Priority, string(j.Payload), j.MaxRetries,
-		j.RunAt, j.CreatedAt, j.UniqueKey, nullTags(j.Tags), nullText(j.Metadata)}
+		j.RunAt, j.CreatedAt, j.UniqueKey, nullTags(j.Tags), nullText(j.Metadata),
+		nullString(j.Key), nullString(string(j.Sequence))}
 }
 
 // nullTags returns tags as a text array parameter, NULL when empty.
@@ -236,10 +237,11 @@ func nullTags(tags []string) []string {
 	return tags
 }
 
-// tagged reports whether any of jobs has tags or metadata.
+// tagged reports whether any of jobs has tags, metadata, a key or a
+// sequence: the columns of the insertTagged statement.
 func tagged(jobs []*driver.JobInsert) bool {
 	for _, j := range jobs {
-		if len(j.Tags) > 0 || j.Metadata != nil {
+		if len(j.Tags) > 0 || j.Metadata != nil || j.Key != "" || j.Sequence != "" {
 			return true
 		}
 	}
@@ -300,11 +302,14 @@ func waitingArgs(jobs []*driver.JobInsert) []any {
 
 // taggedArgs returns the parallel arrays of the insertTagged statement.
 func taggedArgs(jobs []*driver.JobInsert) []any {
-	tags, metadata := make([]pgtype.Text, len(jobs)), make([]pgtype.Text, len(jobs))
+	n := len(jobs)
+	tags, metadata := make([]pgtype.Text, n), make([]pgtype.Text, n)
+	keys, sequences := make([]pgtype.Text, n), make([]pgtype.Text, n)
 	for i, j := range jobs {
 		tags[i], metadata[i] = nullText(rowcodec.StringsJSON(j.Tags)), nullText(j.Metadata)
+		keys[i], sequences[i] = nullString(j.Key), nullString(string(j.Sequence))
 	}
-	return append(insertArgs(jobs), tags, metadata)
+	return append(insertArgs(jobs), tags, metadata, keys, sequences)
 }
 
 // copyColumnsFor returns the columns COPY fills for jobs: copyColumns,
@@ -313,7 +318,7 @@ func taggedArgs(jobs []*driver.JobInsert) []any {
 func copyColumnsFor(jobs []*driver.JobInsert) []string {
 	cols := copyColumns
 	if tagged(jobs) {
-		cols = append(slices.Clip(cols), "tags", "metadata")
+		cols = append(slices.Clip(cols), "tags", "metadata", "key", "sequence")
 	}
 	if waiting(jobs) {
 		cols = append(slices.Clip(cols), "depends_on", "wait_policy", "wait_run_at")
@@ -340,11 +345,11 @@ func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 		row[5], row[6], row[7], row[8], row[9] = "pending", int32(0), int32(j.MaxRetries), j.RunAt, j.CreatedAt
 		rest := row[10:]
 		if full {
-			rest[0], rest[1] = nullTags(j.Tags), nil
+			rest[0], rest[1], rest[2], rest[3] = nullTags(j.Tags), nil, nullString(j.Key), nullString(string(j.Sequence))
 			if j.Metadata != nil {
 				rest[1] = string(j.Metadata)
 			}
-			rest = rest[2:]
+			rest = rest[4:]
 		}
 		if waits {
 			deps, policy, runAt := waitColumns(j)

@@ -14,7 +14,7 @@ import (
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"coalesce(j.wait_run_at, j.run_at) AS run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
 	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs, " +
-	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting"
+	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting, j.key, j.sequence"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -33,40 +33,43 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[]
 	// job's tags arrive as a JSON array and its metadata as JSON text
 	// (NULL for none), since an array of arrays cannot be ragged.
 	insertTaggedSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata)
+	max_retries, run_at, created_at, tags, metadata, key, sequence)
 SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
 	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-	u.metadata::jsonb
+	u.metadata::jsonb, u.key, u.sequence
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
-	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[])
-	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)`
+	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence)`
 
 	// insertWaitingSQL is insertTaggedSQL for a batch with jobs waiting for
-	// others (see [driver.JobInsert.DependsOn]): $11 their dependencies (a
-	// JSON array; NULL for a job that waits for none), $12 their policies,
-	// $13 the run times they were enqueued with, while $7 holds
+	// others (see [driver.JobInsert.DependsOn]): $13 their dependencies (a
+	// JSON array; NULL for a job that waits for none), $14 their policies,
+	// $15 the run times they were enqueued with, while $7 holds
 	// driver.WaitingRunAt for them. A waiting job is stored waiting by its
 	// insert, not by an update after it.
 	insertWaitingSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata, depends_on, wait_policy, wait_run_at)
+	max_retries, run_at, created_at, tags, metadata, key, sequence, depends_on, wait_policy, wait_run_at)
 SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
 	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-	u.metadata::jsonb, u.deps::jsonb, u.policy, u.wait_run_at
+	u.metadata::jsonb, u.key, u.sequence, u.deps::jsonb, u.policy, u.wait_run_at
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
-	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
-	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, deps, policy, wait_run_at)`
+	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
+	$13::text[], $14::text[], $15::timestamptz[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence,
+		deps, policy, wait_run_at)`
 
 	// insertUniqueSQL inserts one job unless a live job has its unique key,
 	// and returns the new row (false) or the live one (true). $1 id, $2
 	// topic, $3 queue, $4 priority, $5 payload, $6 max_retries, $7 run_at,
-	// $8 created_at, $9 unique_key, $10 tags, $11 metadata. The live row is read only when nothing
+	// $8 created_at, $9 unique_key, $10 tags, $11 metadata, $12 key, $13
+	// sequence. The live row is read only when nothing
 	// was inserted; it is visible to this statement unless it was committed
 	// after the statement began, and then nothing is returned and the
 	// caller runs the statement again.
 	insertUniqueSQL = `WITH ins AS (
 	INSERT INTO {t} AS j (id, topic, queue, priority, payload, status, attempt,
-		max_retries, run_at, created_at, unique_key, tags, metadata)
-	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9, $10::text[], $11::text::jsonb)
+		max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence)
+	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9, $10::text[], $11::text::jsonb, $12, $13)
 	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 	DO NOTHING
 	RETURNING {cols}
@@ -87,17 +90,19 @@ WHERE j.unique_key = $9 AND j.status IN ('pending', 'processing') AND NOT EXISTS
 	// rather than by primary key, which saves a lookup per job (a fifth of
 	// a claim's time). A locked row cannot move before the statement ends;
 	// were a tuple ID ever stale, the update would skip that row, which
-	// stays pending. This is the claim of a client that has seen no state
-	// for the queue (JobClaimParams.Flow false).
+	// stays pending. A job that its sequence holds is passed over (see
+	// seqFreeSQL; for a job in no sequence, the one test of a NULL). This
+	// is the claim of a client that has seen no state for the queue
+	// (JobClaimParams.Flow false).
 	claimBareSQL = `UPDATE {t} AS j
 SET status = 'processing', locked_by = $1, locked_until = $2, attempted_at = $3,
 	attempted_by = $1, attempt = j.attempt + 1
 WHERE j.ctid = ANY(ARRAY(
-	SELECT ctid FROM {t}
-	WHERE status = 'pending' AND queue = $4 AND run_at <= $3 AND topic = ANY($5::text[])
-	ORDER BY priority, run_at, id
+	SELECT c.ctid FROM {t} AS c
+	WHERE c.status = 'pending' AND c.queue = $4 AND c.run_at <= $3 AND c.topic = ANY($5::text[]) AND {seqFree}
+	ORDER BY c.priority, c.run_at, c.id
 	LIMIT $6
-	FOR UPDATE SKIP LOCKED
+	FOR UPDATE OF c SKIP LOCKED
 ))
 RETURNING {cols}`
 
@@ -167,13 +172,13 @@ RETURNING i.ord`
 	// insertRowsSQL takes them.
 	finalizeInsertSQL = `WITH done AS (` + finalizeSQL + `),
 ins AS (INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata)
+	max_retries, run_at, created_at, tags, metadata, key, sequence)
 	SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at,
 		u.created_at, CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-		u.metadata::jsonb
+		u.metadata::jsonb, u.key, u.sequence
 	FROM unnest($14::int8[], $15::uuid[], $16::text[], $17::text[], $18::int[], $19::text[], $20::int[],
-		$21::timestamptz[], $22::timestamptz[], $23::text[], $24::text[])
-		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata)
+		$21::timestamptz[], $22::timestamptz[], $23::text[], $24::text[], $25::text[], $26::text[])
+		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence)
 	WHERE u.item IN (SELECT ord FROM done))
 SELECT ord FROM done`
 
@@ -257,17 +262,20 @@ type queries struct {
 	claimLock, claimLockLazy string
 	// The statements of flow control: queue states and waiting jobs.
 	wait, queueSet, queueList, anyWaiting, waiting, depStatus, release, releaseCancel string
+	// keys holds the statements of limits per topic and per key.
+	keys keyQueries
 }
 
-func newQueries(table, counts, countLog, channel, queues string) *queries {
-	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues,
+func newQueries(table, counts, countLog, channel, queues, limits string) *queries {
+	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues, "{l}", limits,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
 		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
 	fill := func(query string) string {
-		query = strings.NewReplacer("{room}", claimRoomSQL, "{window}", claimWindowSQL).Replace(query)
+		query = strings.NewReplacer("{room}", claimRoomSQL, "{window}", claimWindowSQL, "{seqFree}", seqFreeSQL).Replace(query)
 		return r.Replace(query)
 	}
 	return &queries{
+		keys:          newKeyQueries(r),
 		claimLock:     fill(claimLockSQL),
 		claimLockLazy: fill(claimLockLazySQL),
 		wait:          r.Replace(waitSQL),

@@ -90,8 +90,8 @@ type rowScanner struct {
 	priority, attempt, maxRetries         int
 	runAt, createdAt                      time.Time
 	attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
-	topic, queue, status, lockedBy, key   []byte
-	attemptedBy                           []byte
+	topic, queue, status, lockedBy        []byte
+	uniqueKey, attemptedBy, key, sequence []byte
 	payload, errs, result, progress       []byte
 	tags                                  []string
 	metadata, logs, dependsOn             []byte
@@ -113,9 +113,9 @@ func (r *rowScanner) init(borrowed bool, lead []any) {
 	}
 	r.dest = append(lead, &r.id, text(&r.topic), text(&r.queue), &r.priority, &r.payload, text(&r.status),
 		&r.attempt, &r.maxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
-		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.key), &r.errs, &r.result,
+		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.uniqueKey), &r.errs, &r.result,
 		text(&r.attemptedBy), &r.progress, &r.tags, &r.metadata, &r.logs,
-		&r.dependsOn, &r.waiting)
+		&r.dependsOn, &r.waiting, text(&r.key), text(&r.sequence))
 }
 
 // scan reads one row into a new job.
@@ -130,7 +130,8 @@ func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 		Status: driver.JobStatus(r.name(r.status)), Attempt: r.attempt, MaxRetries: r.maxRetries,
 		RunAt: r.runAt.UTC(), CreatedAt: r.createdAt.UTC(), AttemptedAt: fromNullTime(r.attemptedAt),
 		FinalizedAt: fromNullTime(r.finalizedAt), LockedUntil: fromNullTime(r.lockedUntil),
-		LockedBy: r.name(r.lockedBy), UniqueKey: string(r.key), AttemptedBy: r.name(r.attemptedBy),
+		LockedBy: r.name(r.lockedBy), UniqueKey: string(r.uniqueKey), AttemptedBy: r.name(r.attemptedBy),
+		Key: string(r.key), Sequence: driver.SequencePolicy(r.name(r.sequence)),
 	}
 	if len(r.payload) > 0 {
 		j.Payload = r.payload

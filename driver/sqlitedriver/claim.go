@@ -15,7 +15,8 @@ import (
 
 // JobClaim claims jobs with one UPDATE ... RETURNING whose subquery walks the
 // partial index of pending jobs in claim order; with Flow, after reading, in
-// the same transaction, what the queue's state leaves room for. Through the driver's handle
+// the same transaction, what the queue's state leaves room for; Keyed, with
+// several statements in one transaction (see claimKeyed). Through the driver's handle
 // it runs in a transaction of its own, so a cancelled context never leaves
 // jobs claimed that the caller did not receive.
 func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.JobRow, error) {
@@ -35,6 +36,16 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 		}
 	}
 	var jobs []*driver.JobRow
+	if p.Keyed {
+		err := e.writeTx(ctx, op, e.d.keyQueriesUsed(), func(r runner) (err error) {
+			jobs, err = e.claimKeyed(ctx, r, p, topics)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return sortClaimed(jobs), nil
+	}
 	err := e.writeTx(ctx, op, []string{e.d.fq.claimRoom, e.d.q.claim, e.d.q.count, e.d.fq.claimWindow}, func(r runner) error {
 		jobs = nil
 		limit, rated := p.Limit, false
@@ -66,11 +77,16 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING yields rows in no particular order.
+	return sortClaimed(jobs), nil
+}
+
+// sortClaimed sorts claimed jobs in claim order: RETURNING yields rows in
+// no particular order.
+func sortClaimed(jobs []*driver.JobRow) []*driver.JobRow {
 	slices.SortFunc(jobs, func(a, b *driver.JobRow) int {
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
 	})
-	return jobs, nil
+	return jobs
 }
 
 // JobHeartbeat extends the leases of a client's jobs with one UPDATE served

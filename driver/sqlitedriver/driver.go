@@ -27,6 +27,7 @@ type Driver struct {
 	err error
 	q   *queries
 	fq  *flowQueries
+	kq  *keyQueries
 	// dialect writes the driver's filters.
 	dialect *filtersql.Dialect
 	// writes serializes the writes this driver makes on its own handle:
@@ -116,6 +117,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 	}
 	d.q = newQueries(d.table)
 	d.fq = newFlowQueries(d.table)
+	d.kq = newKeyQueries(d.table)
 	d.dialect = newDialect(d.table)
 	d.stmts.db = db
 	d.readStmts.db = d.readDB

@@ -103,10 +103,12 @@ func sharedOf(j *driver.JobInsert) sharedCols {
 
 // planInsert returns the statements inserting jobs, which have no unique
 // key: groups of jobs sharing columns with insertShared, the others with
-// insertRows, each cut into chunks; jobs with tags or metadata, or waiting
-// for others, with insertTagged.
+// insertRows, each cut into chunks; jobs with tags, metadata, a key or a
+// sequence, or waiting for others, with insertTagged.
 func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
-	full := func(j *driver.JobInsert) bool { return len(j.Tags) > 0 || j.Metadata != nil || len(j.DependsOn) > 0 }
+	full := func(j *driver.JobInsert) bool {
+		return len(j.Tags) > 0 || j.Metadata != nil || len(j.DependsOn) > 0 || j.Key != "" || j.Sequence != ""
+	}
 	var tagged []*driver.JobInsert
 	for i, j := range jobs {
 		if full(j) {
@@ -127,11 +129,11 @@ func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
 }
 
 // appendTaggedSteps appends to steps the statements inserting jobs with
-// tags or metadata, or waiting for others, with insertTagged: a waiting job
-// is stored waiting by its insert.
+// tags, metadata, a key or a sequence, or waiting for others, with
+// insertTagged: a waiting job is stored waiting by its insert.
 func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert) []insertStep {
 	for _, c := range chunks(jobs, insertRowsMax) {
-		args := make([]any, 0, len(c)*13)
+		args := make([]any, 0, len(c)*15)
 		for _, j := range c {
 			runAt, deps, policy, waitRunAt := micros(j.RunAt), any(nil), any(nil), any(nil)
 			if len(j.DependsOn) > 0 {
@@ -140,7 +142,7 @@ func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert)
 			}
 			args = append(args, j.ID, j.Topic, j.Queue, int64(j.Priority), string(j.Payload),
 				int64(j.MaxRetries), runAt, micros(j.CreatedAt), nullJSON(rowcodec.StringsJSON(j.Tags)),
-				nullJSON(j.Metadata), deps, policy, waitRunAt)
+				nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)), deps, policy, waitRunAt)
 		}
 		steps = append(steps, insertStep{q.insertTagged[bits.Len(uint(len(c)))-1], args})
 	}
@@ -216,7 +218,7 @@ func chunks(jobs []*driver.JobInsert, max int) [][]*driver.JobInsert {
 func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert) (*driver.JobRow, error) {
 	res, err := r.exec(ctx, q.insertUnique, j.ID, j.Topic, j.Queue, int64(j.Priority),
 		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey,
-		nullJSON(rowcodec.StringsJSON(j.Tags)), nullJSON(j.Metadata))
+		nullJSON(rowcodec.StringsJSON(j.Tags)), nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)))
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"coalesce(wait_run_at, run_at), created_at, attempted_at, finalized_at, locked_until, locked_by, " +
 	"unique_key, errors, result, attempted_by, progress, tags, metadata, logs, " +
-	"depends_on, wait_policy IS NOT NULL AND status = 'pending'"
+	"depends_on, wait_policy IS NOT NULL AND status = 'pending', key, sequence"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -97,14 +97,16 @@ func newQueries(table string) *queries {
 	r := strings.NewReplacer("{t}", table, "{t_counts}", counts, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 	q := &queries{
 		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, unique_key, tags, metadata)
-VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)
+	max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence)
+VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 DO NOTHING`),
 		selectLiveByKey: r.Replace(`SELECT ` + columns + ` FROM {t}
 WHERE unique_key = ? AND status IN ('pending', 'processing')`),
 		// ?1 client, ?2 locked_until, ?3 now, ?4 queue, ?5 topics (JSON
-		// array), ?6 limit. The unary + keeps run_at from being used as an
+		// array), ?6 limit. A job that its sequence holds is passed over
+		// (see seqFreeSQL; for a job in no sequence, the one test of a
+		// NULL). The unary + keeps run_at from being used as an
 		// index constraint: with statistics showing few queues and
 		// priorities, the planner would otherwise skip-scan the claim
 		// index on run_at and sort every due job. The + before a LIMIT
@@ -114,10 +116,10 @@ WHERE unique_key = ? AND status IN ('pending', 'processing')`),
 SET status = 'processing', locked_by = ?1, locked_until = ?2, attempted_at = ?3,
 	attempted_by = ?1, attempt = attempt + 1, counted = counted + 1
 WHERE rowid IN (
-	SELECT rowid FROM {t}
-	WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?3
-		AND topic IN (SELECT value FROM json_each(?5))
-	ORDER BY priority, run_at, id
+	SELECT c.rowid FROM {t} AS c
+	WHERE c.status = 'pending' AND c.queue = ?4 AND +c.run_at <= ?3
+		AND c.topic IN (SELECT value FROM json_each(?5)) AND ` + seqFreeSQL + `
+	ORDER BY c.priority, c.run_at, c.id
 	LIMIT +?6)
 RETURNING ` + columns),
 		// ?1 id, ?2 attempt, ?3 locked_by, ?4 status, ?5 run_at,
@@ -265,20 +267,21 @@ func insertRowsSQL(table string, n int) string {
 }
 
 // insertTaggedSQL returns a statement inserting n jobs into table (quoted),
-// thirteen variables each: those of insertRowsSQL, then tags, metadata,
-// and for a job waiting for others its dependencies, its policy and the
-// run time it was enqueued with (its run_at then driver.WaitingRunAt).
+// fifteen variables each: those of insertRowsSQL, then tags, metadata,
+// key, sequence, and for a job waiting for others its dependencies, its
+// policy and the run time it was enqueued with (its run_at then
+// driver.WaitingRunAt).
 func insertTaggedSQL(table string, n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
 	b.WriteString(table)
 	b.WriteString(" (id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, " +
-		"depends_on, wait_policy, wait_run_at, status, attempt) VALUES ")
+		"key, sequence, depends_on, wait_policy, wait_run_at, status, attempt) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',0)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',0)")
 	}
 	return b.String()
 }

@@ -64,13 +64,14 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 		runAt, createdAt                      int64
 		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
 		lockedBy, uniqueKey, attemptedBy      sql.NullString
+		key, sequence                         sql.NullString
 		payload, errs, result, progress       []byte
 		tags, metadata, logs, dependsOn       []byte
 	)
 	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
 		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress,
-		&tags, &metadata, &logs, &dependsOn, &j.Waiting)
+		&tags, &metadata, &logs, &dependsOn, &j.Waiting, &key, &sequence)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +88,8 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	j.LockedUntil = fromNullMicros(lockedUntil)
 	j.LockedBy = lockedBy.String
 	j.UniqueKey = uniqueKey.String
+	j.Key = key.String
+	j.Sequence = driver.SequencePolicy(sequence.String)
 	j.AttemptedBy = attemptedBy.String
 	if len(payload) > 0 {
 		j.Payload = payload

@@ -54,6 +54,7 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	}
 	q.In("topic", f.Topics)
 	q.In("queue", f.Queues)
+	q.In("key", f.Keys)
 	if f.UniqueKey != "" {
 		q.Add("unique_key = ", f.UniqueKey)
 	}
@@ -239,7 +240,7 @@ func (q *Query) CountsBy(table string) (string, []any) {
 // counts a driver keeps by status, queue and topic: f selects by nothing
 // else.
 func Counted(f *driver.JobFilter) bool {
-	return f.UniqueKey == "" && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
+	return f.UniqueKey == "" && len(f.Keys) == 0 && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
 		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0
 }
 

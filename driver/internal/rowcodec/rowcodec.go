@@ -58,6 +58,8 @@ func NewRow(j *driver.JobInsert) *driver.JobRow {
 		Metadata:   bytes.Clone(j.Metadata),
 		DependsOn:  cloneTags(j.DependsOn),
 		Waiting:    len(j.DependsOn) > 0,
+		Key:        j.Key,
+		Sequence:   j.Sequence,
 	}
 }
 
@@ -82,6 +84,10 @@ func SplitInsert(jobs []*driver.JobInsert) (results []driver.JobInsertResult, pl
 		if len(j.DependsOn) > 0 && !j.OnDependencyFailure.Valid() {
 			return nil, nil, nil, fmt.Errorf("job %d: dependency policy %q is not %q or %q", i,
 				j.OnDependencyFailure, driver.DependencyCancel, driver.DependencyRun)
+		}
+		if j.Sequence != "" && (!j.Sequence.Valid() || j.Key == "") {
+			return nil, nil, nil, fmt.Errorf("job %d: sequence policy %q needs a key and to be %q or %q", i,
+				j.Sequence, driver.SequenceHold, driver.SequenceContinue)
 		}
 		if j.UniqueKey == "" {
 			results[i].Job = NewRow(j)
