@@ -34,6 +34,9 @@ type Client[TTx any] struct {
 
 	events eventHub
 	feed   feed
+	// limits is the stored limits as last read, for the sequence
+	// policies of enqueues (see resolveSequences).
+	limits cachedLimits
 }
 
 // NewClient returns a client over d, with cfg's defaults filled in (nil

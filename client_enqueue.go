@@ -84,6 +84,12 @@ func (c *Client[TTx]) insert(ctx context.Context, exec driver.Executor, inTx boo
 		}
 		inserts[i] = ins
 	}
+	if err := c.resolveSequences(ctx, exec, inserts); err != nil {
+		if len(params) == 1 {
+			return nil, fmt.Errorf("enqueue %s: %w", inserts[0].Topic, err)
+		}
+		return nil, fmt.Errorf("enqueue %d jobs: %w", len(params), err)
+	}
 	// Jobs enqueued and committed here get an enqueued event, which must
 	// come before the started event of a worker quick enough to claim
 	// one before JobInsertMany has returned.
@@ -173,6 +179,10 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
 	}
+	key, sequence, err := jobKey(args, opts)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
 	return &driver.JobInsert{
 		ID:         c.cfg.NewJobID(),
 		Topic:      topic,
@@ -188,6 +198,8 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		DependsOn:  deps,
 		// OnDependencyFailure is empty without DependsOn.
 		OnDependencyFailure: policy,
+		Key:                 key,
+		Sequence:            sequence,
 	}, nil
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"time"
 
@@ -87,15 +87,8 @@ func (c *Client[TTx]) ResumeQueue(ctx context.Context, queue string) (*QueueStat
 // nothing.
 func (c *Client[TTx]) SetQueueLimits(ctx context.Context, queue string, l QueueLimits) (*QueueState, error) {
 	return c.setQueue(ctx, "set queue limits", queue, func(p *driver.QueueStateSetParams) error {
-		switch {
-		case l.MaxRunning < 0 || l.MaxRunning > math.MaxInt32:
-			return &OptionsError{Field: "MaxRunning", Reason: "must be between 0 and 2^31-1"}
-		case l.RateLimit < 0 || l.RateLimit > math.MaxInt32:
-			return &OptionsError{Field: "RateLimit", Reason: "must be between 0 and 2^31-1"}
-		case l.RateLimit > 0 && l.RatePeriod < time.Millisecond:
-			return &OptionsError{Field: "RatePeriod", Reason: "must be at least 1ms with a RateLimit"}
-		case l.RateLimit == 0 && l.RatePeriod != 0:
-			return &OptionsError{Field: "RatePeriod", Reason: "set without a RateLimit"}
+		if err := checkRate("", l.MaxRunning, l.RateLimit, l.RatePeriod); err != nil {
+			return err
 		}
 		p.MaxRunning = &l.MaxRunning
 		p.Rate = &driver.QueueRate{Limit: l.RateLimit, Period: l.RatePeriod}
@@ -177,29 +170,53 @@ const releaseLimit = 500
 // read them thousands of times a second.
 const minFlowInterval = 50 * time.Millisecond
 
-// flowState is what a run knows of the queue states: the queues that have
-// one, whose claims must obey it. A nil *flowState (none read yet, or the
-// last read failed) makes every claim obey the state, which is always
-// right, only dearer.
+// flowState is what a run knows of the stored flow control: the queues
+// that have a state, whose claims must obey it, and the scopes with limits
+// (SetKeyLimits, SetTopicLimits), which make claims keyed. A nil
+// *flowState (none read yet, or the last read failed) makes every claim
+// obey all of it, which is always right, only dearer.
 type flowState struct {
 	queues map[string]bool
+	// keyed are the queues whose claims must obey stored limits: those
+	// with limits of their own; keyedAll is true when a topic the client
+	// works has limits, which any queue may hold jobs of.
+	keyed    map[string]bool
+	keyedAll bool
 }
 
-// readFlow reads the queue states, for the claims that follow.
+// readFlow reads the queue states and the limits, for the claims that
+// follow.
 func (r *run) readFlow(ctx context.Context) {
 	states, err := r.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
+	var limits []*Limits
+	if err == nil {
+		limits, err = r.exec.LimitsList(ctx, &driver.LimitsListParams{})
+	}
 	if err != nil {
 		if ctx.Err() == nil {
-			r.cfg.Logger.Warn("sluice: cannot read the queue states; claims obey them all", "error", err)
+			r.cfg.Logger.Warn("sluice: cannot read the queue states and limits; claims obey them all", "error", err)
 		}
 		r.flow.Store(nil)
 		return
 	}
-	fs := &flowState{queues: make(map[string]bool, len(states))}
+	fs := &flowState{queues: make(map[string]bool, len(states)), keyed: make(map[string]bool)}
 	for _, s := range states {
 		fs.queues[s.Queue] = true
 	}
+	for _, l := range limits {
+		fs.addKeyed(l.Scope, r.topics)
+	}
 	r.flow.Store(fs)
+}
+
+// addKeyed records that scope has limits, for a client working topics.
+func (fs *flowState) addKeyed(scope Scope, topics []string) {
+	switch scope.Kind {
+	case ScopeQueue:
+		fs.keyed[scope.Name] = true
+	case ScopeTopic:
+		fs.keyedAll = fs.keyedAll || slices.Contains(topics, scope.Name)
+	}
 }
 
 // flowFor reports whether claims of queue must obey its stored state.
@@ -208,20 +225,47 @@ func (r *run) flowFor(queue string) bool {
 	return fs == nil || fs.queues[queue]
 }
 
+// keyedFor reports whether claims of queue must obey stored limits.
+func (r *run) keyedFor(queue string) bool {
+	fs := r.flow.Load()
+	return fs == nil || fs.keyedAll || fs.keyed[queue]
+}
+
 // noteFlow makes the run's claims of queue obey its state from now on,
 // for a state this client just stored.
 func (r *run) noteFlow(queue string) {
-	for {
-		old := r.flow.Load()
-		if old == nil || old.queues[queue] {
-			return
-		}
-		fs := &flowState{queues: make(map[string]bool, len(old.queues)+1)}
-		for q := range old.queues {
-			fs.queues[q] = true
+	r.updateFlow(func(fs *flowState) bool {
+		if fs.queues[queue] {
+			return false
 		}
 		fs.queues[queue] = true
-		if r.flow.CompareAndSwap(old, fs) {
+		return true
+	})
+}
+
+// noteKeyed makes the run's claims obey the limits of scope from now on,
+// for limits this client just stored.
+func (r *run) noteKeyed(scope Scope) {
+	r.updateFlow(func(fs *flowState) bool {
+		if fs.keyedAll || scope.Kind == ScopeQueue && fs.keyed[scope.Name] {
+			return false
+		}
+		fs.addKeyed(scope, r.topics)
+		return true
+	})
+}
+
+// updateFlow replaces the run's flow state by a copy that change changed,
+// unless change reports it changed nothing or there is no state (claims
+// then obey everything).
+func (r *run) updateFlow(change func(fs *flowState) bool) {
+	for {
+		old := r.flow.Load()
+		if old == nil {
+			return
+		}
+		fs := &flowState{queues: maps.Clone(old.queues), keyed: maps.Clone(old.keyed), keyedAll: old.keyedAll}
+		if !change(fs) || r.flow.CompareAndSwap(old, fs) {
 			return
 		}
 	}

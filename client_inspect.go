@@ -64,6 +64,9 @@ type JobFilter struct {
 	// or a nested value never matches). No index serves it: combine it
 	// with statuses, topics or tags on a large table.
 	Metadata map[string]string
+	// Keys, when not empty, selects jobs with one of these keys
+	// (EnqueueOptions.Key).
+	Keys []string
 }
 
 // ListFilter selects and pages the jobs List returns. The zero value lists
@@ -174,6 +177,12 @@ func (f *JobFilter) params() (*driver.JobFilter, error) {
 		return nil, err
 	}
 	jf.UniqueKey = f.UniqueKey
+	for i, k := range f.Keys {
+		if k == "" {
+			return nil, &FilterError{Field: fmt.Sprintf("Keys[%d]", i), Reason: "empty"}
+		}
+	}
+	jf.Keys = f.Keys
 	jf.CreatedFrom, jf.CreatedBefore = f.CreatedFrom, f.CreatedBefore
 	jf.RunAtFrom, jf.RunAtBefore = f.RunAtFrom, f.RunAtBefore
 	if err := checkTagFilter(f.Tags, f.Metadata); err != nil {

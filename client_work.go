@@ -58,7 +58,7 @@ func (c *Client[TTx]) workNext(ctx context.Context, exec driver.Executor, queue 
 	r.releaseWaiting(ctx)
 	now := c.now()
 	rows, err := exec.JobClaim(ctx, &driver.JobClaimParams{ClientID: r.lockedBy, Queue: queue, Topics: c.topics,
-		Limit: 1, Now: now, LockedUntil: now.Add(cfg.LeaseDuration), Flow: true})
+		Limit: 1, Now: now, LockedUntil: now.Add(cfg.LeaseDuration), Flow: true, Keyed: true})
 	if err != nil {
 		r.completer.Stop(ctx)
 		return nil, fmt.Errorf("work next: %w", err)

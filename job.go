@@ -105,6 +105,27 @@ type EnqueueOptions struct {
 	// cancels this job too, which in turn settles the jobs that depend on
 	// it; DependencyRun runs it anyway once every dependency is final.
 	OnDependencyFailure DependencyPolicy
+	// Key is the job's key: the customer, account, tenant or order it is
+	// for, which the limits per key count it under (SetKeyLimits), fair
+	// sharing takes turns between, and sequences order by. At most
+	// MaxKeyBytes of UTF-8 without NUL characters; empty means the key
+	// the args give (KeyedArgs), if any, else none. Shown in JobRow.Key
+	// and selected by JobFilter.Keys.
+	Key string
+	// Sequence puts the job in the sequence of its key in its queue: the
+	// jobs of one sequence run one at a time, in the order they were
+	// enqueued (see SequencePolicy). It needs a key. Empty means the
+	// policy stored for the job's topic or queue (KeyLimits.Sequence), if
+	// any, else none.
+	Sequence SequencePolicy
+}
+
+// KeyedArgs are job arguments that name their job's key, so that callers
+// need not repeat it in EnqueueOptions.Key, which takes precedence.
+type KeyedArgs interface {
+	JobArgs
+	// JobKey returns the job's key; empty for none.
+	JobKey() string
 }
 
 // NoRetries, as EnqueueOptions.MaxRetries or Config.MaxRetries, runs a job

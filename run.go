@@ -123,7 +123,8 @@ func newRun(base context.Context, cfg *Config, exec driver.Executor, events *eve
 				r.jobsWG.Add(1)
 				r.pool.Go(r.prepare(row, release))
 			},
-			Flow: func() bool { return r.flowFor(name) },
+			Flow:  func() bool { return r.flowFor(name) },
+			Keyed: func() bool { return r.keyedFor(name) },
 		})
 		release = f.Done // made once per queue: a job carries it at no cost
 		r.fetchers[name] = f

@@ -29,6 +29,9 @@ type Config struct {
 	// Flow, if not nil, reports whether claims must obey the queue's
 	// stored state (driver.JobClaimParams.Flow).
 	Flow func() bool
+	// Keyed, if not nil, reports whether claims must obey the stored
+	// limits of the queue and its topics (driver.JobClaimParams.Keyed).
+	Keyed func() bool
 }
 
 // Fetcher claims jobs of one queue.
@@ -155,6 +158,7 @@ func (f *Fetcher) claim(ctx context.Context, limit int) (int, error) {
 		Now:         now,
 		LockedUntil: now.Add(f.cfg.LeaseDuration),
 		Flow:        f.cfg.Flow != nil && f.cfg.Flow(),
+		Keyed:       f.cfg.Keyed != nil && f.cfg.Keyed(),
 	})
 	if err != nil {
 		if ctx.Err() == nil {
