@@ -2,6 +2,11 @@ package driver
 
 import "time"
 
+// CancellableSQL is the SQL condition, on the columns of the jobs table,
+// of the jobs a cancel changes: pending and processing ones, and failed
+// ones that hold their sequence ([SequenceHold]), which a cancel releases.
+const CancellableSQL = `(status IN ('pending', 'processing') OR (status = 'failed' AND sequence = 'hold'))`
+
 // JobActParams are the params of the operator's actions on jobs
 // ([Executor.JobCancel], [Executor.JobRequeue], [Executor.JobDelete],
 // [Executor.JobRetryNow]). They select jobs by IDs or, when IDs is nil, by

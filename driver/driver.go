@@ -258,8 +258,10 @@ type Executor interface {
 	// with the jobs running, not with the table.
 	QueueLoad(ctx context.Context, params *QueueLoadParams) (*QueueLoad, error)
 
-	// JobCancel makes the selected pending and processing jobs cancelled,
-	// with FinalizedAt set to Now and no claim; a processing job's holder
+	// JobCancel makes the selected pending and processing jobs, and the
+	// failed ones that hold their sequence (see [CancellableSQL]),
+	// cancelled, with FinalizedAt set to Now and no claim; a processing
+	// job's holder
 	// learns it through JobHeld. It returns the changed jobs, sorted by ID.
 	JobCancel(ctx context.Context, params *JobActParams) ([]*JobRow, error)
 

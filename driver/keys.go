@@ -29,6 +29,10 @@ type KeyExecutor interface {
 	// [SequenceHold]. nil when none does or when the job is in no
 	// sequence, [ErrNotFound] when there is no such job.
 	SequenceAhead(ctx context.Context, params *SequenceAheadParams) (*JobRow, error)
+
+	// KeyUse returns how much of its limits one key of a scope uses: its
+	// processing jobs in the scope, and its rate window as stored.
+	KeyUse(ctx context.Context, params *KeyUseParams) (*KeyUse, error)
 }
 
 // MaxKeyLen is the longest key a job may have, in bytes.
@@ -156,4 +160,22 @@ type KeyCount struct {
 type SequenceAheadParams struct {
 	// ID is the job whose sequence to look at.
 	ID string
+}
+
+// KeyUseParams are the params of [KeyExecutor.KeyUse].
+type KeyUseParams struct {
+	// Scope and Key are the key whose use to read.
+	Scope Scope
+	Key   string
+}
+
+// KeyUse is how much of its limits one key of a scope uses.
+type KeyUse struct {
+	// Running is how many of the scope's jobs with the key are
+	// processing.
+	Running int
+	// WindowStart and WindowCount are the key's rate window: when it
+	// started (zero for never) and how many claims it counted.
+	WindowStart time.Time
+	WindowCount int
 }

@@ -289,6 +289,9 @@ func testKeyRate[TTx any](h *harness[TTx], m mode) {
 		Keys: []driver.KeyLimit{{Key: "b", RateLimit: 1, RatePeriod: time.Minute}}})
 	rows := claimMode(h, m, keyedClaim(h.at(time.Second), "rated"))
 	require.Equal(t, []string{"a", "a", "b"}, claimedKeys(rows), "two of a, one of b")
+	use, err := h.exec().KeyUse(h.ctx, &driver.KeyUseParams{Scope: driver.Scope{Kind: driver.ScopeTopic, Name: "rated"}, Key: "a"})
+	require.NoError(t, err)
+	require.Equal(t, &driver.KeyUse{Running: 2, WindowStart: h.at(time.Second), WindowCount: 2}, use)
 	require.Empty(t, claimMode(h, m, keyedClaim(h.at(30*time.Second), "rated")), "windows used up")
 	require.Equal(t, []string{"a", "a", "b"}, claimedKeys(claimMode(h, m, keyedClaim(h.at(62*time.Second), "rated"))), "next windows")
 }

@@ -14,11 +14,16 @@ import (
 	"github.com/sluicehq/sluice/driver/internal/filtersql"
 )
 
-// JobCancel cancels the selected live jobs with one UPDATE.
+// cancellable selects the jobs a cancel changes: live ones, and failed
+// ones that hold their sequence.
+const cancellable = driver.CancellableSQL
+
+// JobCancel cancels the selected live jobs, and failed ones that hold
+// their sequence, with one UPDATE.
 func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	return e.act(ctx, "cancel", p, func(q *filtersql.Query) string {
 		now := q.Arg(p.Now)
-		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
+		q.Cond(cancellable)
 		return `UPDATE ` + e.d.Table() + ` AS j SET status = 'cancelled', finalized_at = ` + now + `,
 	locked_by = NULL, locked_until = NULL, run_at = coalesce(j.wait_run_at, j.run_at), wait_policy = NULL,
 	wait_run_at = NULL ` + q.Where() + ` RETURNING ` + columns

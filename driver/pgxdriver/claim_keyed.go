@@ -118,7 +118,7 @@ ON CONFLICT (scope, name, key) DO UPDATE SET window_start = excluded.window_star
 // keyQueries holds the statements of limits per topic and per key, and of
 // sequences, filled in.
 type keyQueries struct {
-	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead          string
+	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse  string
 	scopes, queueRoom, queueWindow, head, walk, running, topicRunning, rows, claim, windows, cursor string
 }
 
@@ -126,7 +126,7 @@ func newKeyQueries(r *strings.Replacer) keyQueries {
 	return keyQueries{
 		limitsScopeSet: r.Replace(limitsScopeSetSQL), limitsKeysDelete: r.Replace(limitsKeysDeleteSQL),
 		limitsKeysInsert: r.Replace(limitsKeysInsertSQL), limitsList: r.Replace(limitsListSQL),
-		keyLoad: r.Replace(keyLoadSQL), sequenceAhead: r.Replace(sequenceAheadSQL),
+		keyLoad: r.Replace(keyLoadSQL), sequenceAhead: r.Replace(sequenceAheadSQL), keyUse: r.Replace(keyUseSQL),
 		scopes: r.Replace(keyScopesSQL), queueRoom: r.Replace(keyQueueRoomSQL), queueWindow: r.Replace(keyQueueWindowSQL),
 		head: r.Replace(keyHeadSQL), walk: r.Replace(keyWalkSQL), running: r.Replace(keyRunningSQL),
 		topicRunning: r.Replace(keyTopicRunningSQL), rows: r.Replace(keyRowsSQL), claim: r.Replace(keyClaimSQL),

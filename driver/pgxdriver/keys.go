@@ -57,6 +57,13 @@ ORDER BY scope, name, key`
 FROM {t} WHERE queue = $1 AND key IS NOT NULL AND status IN ('pending', 'processing')
 GROUP BY key ORDER BY count(*) DESC, key LIMIT $2`
 
+	// keyUseSQL reads the processing jobs of key $3 in scope $1 named $2,
+	// and its rate window.
+	keyUseSQL = `SELECT (SELECT count(*) FROM {t} WHERE status = 'processing' AND key = $3
+		AND CASE WHEN $1 = 'queue' THEN queue = $2 ELSE topic = $2 END),
+	(SELECT window_start FROM {l} WHERE scope = $1 AND name = $2 AND key = $3),
+	coalesce((SELECT window_count FROM {l} WHERE scope = $1 AND name = $2 AND key = $3), 0)`
+
 	// sequenceAheadSQL reads the first job that holds the job $1 in its
 	// sequence.
 	sequenceAheadSQL = `SELECT {cols} FROM {t} AS c JOIN {t} AS j ON ` + seqHoldersSQL2 + `
@@ -216,4 +223,25 @@ func (e *executor) SequenceAhead(ctx context.Context, p *driver.SequenceAheadPar
 		return nil, wrapErr(ctx, op, err)
 	}
 	return j, nil
+}
+
+// KeyUse reads a key's use of its limits with one query.
+func (e *executor) KeyUse(ctx context.Context, p *driver.KeyUseParams) (*driver.KeyUse, error) {
+	const op = "key use"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("pgxdriver: key use: nil params")
+	}
+	u := &driver.KeyUse{}
+	if !driver.Matchable(string(p.Scope.Kind), p.Scope.Name, p.Key) {
+		return u, nil
+	}
+	var start pgtype.Timestamptz
+	if err := e.db.QueryRow(ctx, e.d.q.keys.keyUse, string(p.Scope.Kind), p.Scope.Name, p.Key).Scan(&u.Running, &start, &u.WindowCount); err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	u.WindowStart = fromNullTime(start)
+	return u, nil
 }

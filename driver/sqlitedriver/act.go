@@ -15,11 +15,16 @@ import (
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
 )
 
-// JobCancel cancels the selected live jobs with one UPDATE ... RETURNING.
+// cancellable selects the jobs a cancel changes: live ones, and failed
+// ones that hold their sequence.
+const cancellable = driver.CancellableSQL
+
+// JobCancel cancels the selected live jobs, and failed ones that hold
+// their sequence, with one UPDATE ... RETURNING.
 func (e *executor) JobCancel(ctx context.Context, p *driver.JobActParams) ([]*driver.JobRow, error) {
 	return e.act(ctx, "cancel", p, false, func(q *filtersql.Query) string {
 		now := q.Arg(micros(p.Now))
-		q.In("status", []string{string(driver.StatusPending), string(driver.StatusProcessing)})
+		q.Cond(cancellable)
 		return `UPDATE ` + e.d.sqlTable() + ` SET status = 'cancelled', finalized_at = ` + now + `,
 	locked_by = NULL, locked_until = NULL, run_at = coalesce(wait_run_at, run_at), wait_policy = NULL,
 	wait_run_at = NULL ` + q.Where() + ` RETURNING ` + columns

@@ -57,6 +57,13 @@ ORDER BY scope, name, key`
 FROM {t} WHERE queue = ?1 AND key IS NOT NULL AND status IN ('pending', 'processing')
 GROUP BY key ORDER BY count(*) DESC, key LIMIT ?2`
 
+	// keyUseSQL reads the processing jobs of key ?3 in scope ?1 named ?2,
+	// and its rate window.
+	keyUseSQL = `SELECT (SELECT count(*) FROM {t} WHERE status = 'processing' AND key IS NOT NULL AND key = ?3
+		AND CASE WHEN ?1 = 'queue' THEN queue = ?2 ELSE topic = ?2 END),
+	(SELECT window_start FROM {l} WHERE scope = ?1 AND name = ?2 AND key = ?3),
+	coalesce((SELECT window_count FROM {l} WHERE scope = ?1 AND name = ?2 AND key = ?3), 0)`
+
 	// sequenceAheadSQL reads the first job that holds, in its sequence, a
 	// job of queue ?1, key ?2 and ID ?3.
 	sequenceAheadSQL = `SELECT ` + columns + ` FROM {t}
@@ -67,7 +74,7 @@ WHERE queue = ?1 AND key = ?2 AND sequence IS NOT NULL AND status IN ('pending',
 // keyQueries holds the statements of limits per topic and per key, and of
 // sequences, filled in.
 type keyQueries struct {
-	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead         string
+	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse string
 	scopes, head, walkKey, walkJobs, walkHead, running, topicRunning, rows, claim, windows, cursor string
 }
 
@@ -77,8 +84,8 @@ func newKeyQueries(table string) *keyQueries {
 	return &keyQueries{
 		limitsScopeSet: f(limitsScopeSetSQL), limitsKeysDelete: f(limitsKeysDeleteSQL),
 		limitsKeysInsert: f(limitsKeysInsertSQL), limitsList: f(limitsListSQL), keyLoad: f(keyLoadSQL),
-		sequenceAhead: f(sequenceAheadSQL),
-		scopes:        f(keyScopesSQL), head: f(keyHeadSQL), walkKey: f(keyWalkKeySQL), walkJobs: f(keyWalkJobsSQL),
+		sequenceAhead: f(sequenceAheadSQL), keyUse: f(keyUseSQL),
+		scopes: f(keyScopesSQL), head: f(keyHeadSQL), walkKey: f(keyWalkKeySQL), walkJobs: f(keyWalkJobsSQL),
 		walkHead: f(keyWalkHeadSQL), running: f(keyRunningSQL), topicRunning: f(keyTopicRunningSQL),
 		rows: f(keyRowsSQL), claim: f(keyClaimSQL), windows: f(keyWindowsSQL), cursor: f(keyCursorSQL),
 	}
@@ -235,4 +242,24 @@ func (e *executor) SequenceAhead(ctx context.Context, p *driver.SequenceAheadPar
 		return err
 	})
 	return j, err
+}
+
+// KeyUse reads a key's use of its limits with one query.
+func (e *executor) KeyUse(ctx context.Context, p *driver.KeyUseParams) (*driver.KeyUse, error) {
+	if p == nil {
+		return nil, errors.New("sqlitedriver: key use: nil params")
+	}
+	u := &driver.KeyUse{}
+	if !driver.Matchable(string(p.Scope.Kind), p.Scope.Name, p.Key) {
+		return u, nil
+	}
+	var start sql.NullInt64
+	err := e.read(ctx, "key use", func(r runner) error {
+		return r.queryRow(ctx, e.d.kq.keyUse, []any{string(p.Scope.Kind), p.Scope.Name, p.Key}, &u.Running, &start, &u.WindowCount)
+	})
+	if err != nil {
+		return nil, err
+	}
+	u.WindowStart = fromNullMicros(start)
+	return u, nil
 }
