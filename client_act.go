@@ -11,9 +11,10 @@ import (
 // pending job will never run. A processing job is cancelled in the database
 // at once, so that its outcome is never recorded, and its worker's context
 // is cancelled with the cause ErrJobCancelled within about a second,
-// whichever process runs it. A finished job returns an error matching
-// ErrStatusConflict, an unknown ID one matching ErrNotFound; neither changes
-// anything.
+// whichever process runs it. A failed job that holds its sequence
+// (SequenceHold) is cancelled too, which lets the rest of the sequence go
+// on. Any other finished job returns an error matching ErrStatusConflict,
+// an unknown ID one matching ErrNotFound; neither changes anything.
 func (c *Client[TTx]) Cancel(ctx context.Context, id string) (*JobRow, error) {
 	return c.actOne(ctx, c.exec, actCancel, id)
 }
@@ -24,8 +25,8 @@ func (c *Client[TTx]) CancelTx(ctx context.Context, tx TTx, id string) (*JobRow,
 	return c.actOneTx(ctx, tx, actCancel, id)
 }
 
-// CancelMany cancels every pending and processing job f selects, as Cancel
-// does, and returns them. f must select by at least one field.
+// CancelMany cancels every pending and processing job f selects, and every
+// failed one that holds its sequence, as Cancel does, and returns them. f must select by at least one field.
 func (c *Client[TTx]) CancelMany(ctx context.Context, f *JobFilter) ([]*JobRow, error) {
 	return c.actMany(ctx, c.exec, actCancel, f)
 }

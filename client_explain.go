@@ -47,6 +47,21 @@ const (
 	// ReasonQueueLimit: the job is due, but as many of its queue's jobs
 	// run as the queue's MaxRunning allows (Client.SetQueueLimits).
 	ReasonQueueLimit ExplainReason = "queue_limit"
+	// ReasonSequence: the job is due, but a job ahead of it in its
+	// sequence (Explanation.Ahead) is pending, running, or failed and
+	// holding the sequence (SequenceHold).
+	ReasonSequence ExplainReason = "sequence"
+	// ReasonKeyLimit: the job is due, but as many jobs of its key run as
+	// the key's MaxRunning allows in its queue or topic
+	// (Client.SetKeyLimits).
+	ReasonKeyLimit ExplainReason = "key_limit"
+	// ReasonKeyRate: the job is due, but its key has started as many jobs
+	// in the current window as its rate limit allows.
+	ReasonKeyRate ExplainReason = "key_rate"
+	// ReasonFairShare: the job is due and free of its key's limits, and its
+	// queue shares claims between keys (KeyLimits.Fair): it takes its turn
+	// with the other keys that have jobs waiting.
+	ReasonFairShare ExplainReason = "fair_share"
 )
 
 // clientSeenWithin is how recently a client must have recorded itself to
@@ -61,11 +76,19 @@ type Explanation struct {
 	Reason ExplainReason
 	// Text says it in a sentence.
 	Text string
+	// Key is the job's key when the reason concerns it (sequence,
+	// key_limit, key_rate, fair_share); empty otherwise.
+	Key string
+	// Ahead is the ID of the job ahead of this one in its sequence, for
+	// the reason sequence; empty otherwise.
+	Ahead string
 }
 
 // Explain says what holds the job with the given ID: finished (how), scheduled
 // for later or waiting on a retry's backoff (until when), waiting for the
-// jobs it depends on, its queue paused or at its MaxRunning, no client with a
+// jobs it depends on, its queue paused or at its MaxRunning, a job ahead of
+// it in its sequence, its key at its limit or out of its rate, its turn in a
+// fair queue, no client with a
 // worker for its topic seen recently, its queue's workers all busy, a free
 // worker that should claim it soon, or held by a client (running, or silent
 // for how long). For a due job it also says how many due jobs of its queue
@@ -111,6 +134,12 @@ func (c *Client[TTx]) Explain(ctx context.Context, id string) (*Explanation, err
 	}
 	if job.Status == StatusProcessing {
 		ex.Reason, ex.Text = explainHeld(job, clients, now)
+		return ex, nil
+	}
+	if held, err := c.explainKey(ctx, ex, now); err != nil || held {
+		if err != nil {
+			return nil, fmt.Errorf("explain job %s: %w", id, err)
+		}
 		return ex, nil
 	}
 	ex.Reason, ex.Text, err = c.explainDue(ctx, job, clients, state, now)
