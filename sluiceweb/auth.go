@@ -13,13 +13,14 @@ type ActionKind string
 
 // The kinds of actions Authorize is asked about.
 const (
-	// ActionRead reads jobs, stats, queues, clients, schedules or the
-	// event stream.
+	// ActionRead reads jobs, stats, queues and their keys, limits,
+	// clients, schedules or the event stream.
 	ActionRead ActionKind = "read"
 	// ActionEnqueue enqueues a job.
 	ActionEnqueue ActionKind = "enqueue"
 	// ActionManage changes jobs (cancel, requeue, retry now, delete),
-	// schedules (create, update, delete) or queues (pause, resume).
+	// schedules (create, update, delete), queues (pause, resume) or the
+	// limits of queues and topics.
 	ActionManage ActionKind = "manage"
 )
 
@@ -31,20 +32,24 @@ type Action struct {
 	// "stats", "explain", "queues", "clients", "events", "cancel",
 	// "requeue", "retry" or "delete" for jobs; "list_schedules",
 	// "get_schedule", "create_schedule", "update_schedule" or
-	// "delete_schedule" for schedules; "pause_queue" or "resume_queue"
-	// for queues.
+	// "delete_schedule" for schedules; "pause_queue", "resume_queue" or
+	// "key_counts" (the keys of a queue's jobs) for queues; "limits",
+	// "set_key_limits" or "set_topic_limits" for the limits of queues
+	// and topics.
 	Name string
 	// Topics are the topics concerned: the enqueued job's, the job's
 	// acted on or read (none for a job that does not exist: the answer is
 	// then 404 if Authorize allows), or those a list, stats, event stream
 	// or bulk action filters by. For a schedule, the topic of the jobs it
 	// enqueues: an update that changes it names the old and the new (none
-	// for a schedule that does not exist). Empty when AllTopics.
+	// for a schedule that does not exist). For the limits of a topic,
+	// that topic. Empty when AllTopics.
 	Topics []string
 	// AllTopics is true when the request concerns jobs of every topic: a
 	// list, stats, event stream or bulk action without a topic filter, the
-	// queues and clients, which span topics (pausing or resuming a queue
-	// too), and the list of schedules.
+	// queues and clients, which span topics (pausing or resuming a queue,
+	// its keys and the limits of a queue too), the stored limits, and the
+	// list of schedules.
 	AllTopics bool
 	// JobID is the job of a one-job request (get, explain, cancel,
 	// requeue, retry, delete); empty otherwise.
@@ -52,8 +57,9 @@ type Action struct {
 	// Schedule is the schedule's name of a one-schedule request (get,
 	// create, update, delete); empty otherwise.
 	Schedule string
-	// Queue is the queue paused or resumed (with AllTopics, since a
-	// queue holds jobs of any topic); empty otherwise.
+	// Queue is the queue paused or resumed, whose keys are read, or
+	// whose key limits are set (with AllTopics, since a queue holds jobs
+	// of any topic); empty otherwise.
 	Queue string
 	// Payload is, for an enqueue and for a schedule's create or update,
 	// the job's payload exactly as the client will store it and its worker
@@ -61,7 +67,7 @@ type Action struct {
 	// keeps the same value as jsonb); nil otherwise.
 	Payload json.RawMessage
 	// Body is the request's body for the requests that have one (an
-	// enqueue, a bulk action, a schedule's create or update), exactly as
+	// enqueue, a bulk action, a schedule's create or update, limits set), exactly as
 	// the handler decoded it and the values it stores come from: one JSON
 	// object in valid UTF-8 with no member twice at any depth (names
 	// equal under encoding/json's case folding count as one). nil for
@@ -94,7 +100,7 @@ func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthor
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, a Action) bool {
 	if h.opts.ReadOnly && a.Kind != ActionRead {
 		writeProblem(w, &problem{Status: http.StatusForbidden, Code: CodeReadOnly,
-			Detail: "this handler is read-only: it neither enqueues nor changes jobs or schedules"})
+			Detail: "this handler is read-only: it neither enqueues nor changes jobs, schedules, queues or limits"})
 		return false
 	}
 	if err := h.opts.Authorize(r, a); err != nil {

@@ -50,11 +50,16 @@ func TestReadOnlyRefusesChanges(t *testing.T) {
 			{"POST", "api/jobs/delete", `{"topics": ["mail"]}`},
 			{"POST", "api/queues/default/pause", ""},
 			{"POST", "api/queues/default/resume", ""},
+			{"PUT", "api/limits/queue/default/keys", `{"max_running": 1}`},
+			{"PUT", "api/limits/topic/mail/keys", `{"max_running": 1}`},
+			{"PUT", "api/limits/topic/mail", `{"max_running": 1}`},
 		} {
 			e.do(req[0], req[1], req[2]).problem(t, http.StatusForbidden, sluiceweb.CodeReadOnly)
 		}
 		require.Equal(t, http.StatusOK, e.do("GET", "api/jobs/"+id, "").status)
 		require.Equal(t, "pending", jobOf(t, e.do("GET", "api/jobs/"+id+"/explain", "")).Status)
+		require.Equal(t, http.StatusOK, e.do("GET", "api/limits", "").status)
+		require.Equal(t, http.StatusOK, e.do("GET", "api/queues/default/keys", "").status)
 	})
 }
 
@@ -136,6 +141,18 @@ func TestAuthorizeDecidesPerActionAndTopic(t *testing.T) {
 			{"POST", "api/jobs/requeue", `{"statuses": ["cancelled"]}`, mailer, 403, sluiceweb.Action{Kind: "manage", Name: "requeue", AllTopics: true}},
 			{"POST", "api/jobs/requeue", `{"topics": ["mail"]}`, mailer, 200, sluiceweb.Action{Kind: "manage", Name: "requeue", Topics: []string{"mail"}}},
 			{"DELETE", "api/jobs/" + id, "", mailer, 200, sluiceweb.Action{Kind: "manage", Name: "delete", Topics: []string{"mail"}, JobID: id}},
+			{"GET", "api/limits", "", reader, 200, sluiceweb.Action{Kind: "read", Name: "limits", AllTopics: true}},
+			{"GET", "api/queues/default/keys", "", reader, 200, sluiceweb.Action{Kind: "read", Name: "key_counts", AllTopics: true, Queue: "default"}},
+			{"PUT", "api/limits/queue/default/keys", `{"max_running": 1}`, mailer, 403,
+				sluiceweb.Action{Kind: "manage", Name: "set_key_limits", AllTopics: true, Queue: "default"}},
+			{"PUT", "api/limits/topic/sms/keys", `{"max_running": 1}`, mailer, 403,
+				sluiceweb.Action{Kind: "manage", Name: "set_key_limits", Topics: []string{"sms"}}},
+			{"PUT", "api/limits/topic/mail/keys", `{"max_running": 1}`, mailer, 200,
+				sluiceweb.Action{Kind: "manage", Name: "set_key_limits", Topics: []string{"mail"}}},
+			{"PUT", "api/limits/topic/mail", `{"max_running": 1}`, reader, 403,
+				sluiceweb.Action{Kind: "manage", Name: "set_topic_limits", Topics: []string{"mail"}}},
+			{"PUT", "api/limits/topic/mail", `{"max_running": 1}`, mailer, 200,
+				sluiceweb.Action{Kind: "manage", Name: "set_topic_limits", Topics: []string{"mail"}}},
 		} {
 			r := e.do(tc.method, tc.path, tc.body, tc.user...)
 			require.Equal(t, tc.status, r.status, "%s %s as %s: %s", tc.method, tc.path, tc.user[1], r.body)

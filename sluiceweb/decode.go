@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -51,11 +52,8 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]b
 	if err := json.Unmarshal(body, &members); err != nil {
 		return nil, bodyProblem(err)
 	}
-	known := fieldNames(v)
-	for name := range members {
-		if !known[name] {
-			return nil, badRequest(CodeInvalidRequest, name, "unknown field")
-		}
+	if err := knownMembers("", members, v); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -63,6 +61,44 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]b
 		return nil, bodyProblem(err)
 	}
 	return body, nil
+}
+
+// knownMembers returns a problem naming the first of members (prefix
+// before its name) that v, a pointer to a struct, has no field for by its
+// exact JSON name: encoding/json alone would fill a field from a member
+// named otherwise by case.
+func knownMembers(prefix string, members map[string]json.RawMessage, v any) error {
+	known := fieldNames(v)
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if !known[name] {
+			return badRequest(CodeInvalidRequest, prefix+name, "unknown field")
+		}
+	}
+	return nil
+}
+
+// decodeObject decodes raw, an object within a body decodeBody checked,
+// into v, a pointer to a struct, by the same rule: no member v has no
+// field for by its exact name. field names raw in problems.
+func decodeObject(field string, raw json.RawMessage, v any) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return badRequest(CodeInvalidRequest, field, "must be an object")
+	}
+	if err := knownMembers(field+".", members, v); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var wrongType *json.UnmarshalTypeError
+		if errors.As(err, &wrongType) && wrongType.Field != "" {
+			return badRequest(CodeInvalidRequest, field+"."+wrongType.Field,
+				"must be "+jsonType(wrongType.Type.Kind().String())+", not "+wrongType.Value)
+		}
+		return badRequest(CodeInvalidRequest, field, err.Error())
+	}
+	return nil
 }
 
 // jsonContentType returns a problem (415) unless r's body is sent as

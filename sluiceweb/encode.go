@@ -82,6 +82,14 @@ func appendEnqueueResponse(b []byte, res enqueueResponse) (_ []byte, ok bool) {
 	if j.Waiting {
 		b = append(b, `,"waiting":true`...)
 	}
+	if j.Key != "" {
+		b = append(b, `,"key":`...)
+		b = driver.AppendJSONString(b, j.Key)
+	}
+	if j.Sequence != "" {
+		b = append(b, `,"sequence":`...)
+		b = driver.AppendJSONString(b, string(j.Sequence))
+	}
 	b = append(b, `},"duplicate":`...)
 	b = strconv.AppendBool(b, res.Duplicate)
 	return append(b, '}'), true

@@ -36,6 +36,9 @@ func FuzzEnqueueResponse(f *testing.F) {
 		if dup && extra%2 == 0 {
 			row.DependsOn, row.Waiting = []string{id, by}, extra%3 == 0
 		}
+		if (extra%5+5)%5 == 4 {
+			row.Key, row.Sequence = by, sluice.SequencePolicy(tags)
+		}
 		switch (extra%4 + 4) % 4 {
 		case 1:
 			row.AttemptedAt, row.AttemptedBy, row.LockedBy, row.LockedUntil = at, by, by, at.Add(time.Minute)
@@ -66,8 +69,11 @@ func TestEnqueueResponseFastPath(t *testing.T) {
 	after.DependsOn = []string{"0193b4f0-0000-7000-8000-000000000002", "0193b4f0-0000-7000-8000-000000000003"}
 	waiting := after
 	waiting.Waiting = true
-	// A new job, one that waited for others, and one that waits.
-	for _, j := range []*sluice.JobRow{row, &after, &waiting} {
+	keyed := *row
+	keyed.Key, keyed.Sequence = "acme", sluice.SequenceHold
+	// A new job, one that waited for others, one that waits, and one in
+	// the sequence of its key.
+	for _, j := range []*sluice.JobRow{row, &after, &waiting, &keyed} {
 		res := enqueueResponse{Job: j}
 		got, ok := appendEnqueueResponse(nil, res)
 		require.True(t, ok)

@@ -57,9 +57,9 @@ type Options struct {
 	// topic (the client may still refuse a topic it has no worker for).
 	AllowedTopics []string
 
-	// ReadOnly refuses every request that enqueues, or changes jobs or
-	// schedules, with 403 and the code "read_only", whatever Authorize
-	// says.
+	// ReadOnly refuses every request that enqueues, or changes jobs,
+	// schedules, queues or limits, with 403 and the code "read_only",
+	// whatever Authorize says.
 	ReadOnly bool
 
 	// TrustedOrigins are origins ("https://admin.example.com") whose
@@ -209,6 +209,10 @@ func (h *Handler) routes() *http.ServeMux {
 	handle("GET /api/queues", h.queues)
 	handle("POST /api/queues/{name}/pause", h.pauseQueue(true))
 	handle("POST /api/queues/{name}/resume", h.pauseQueue(false))
+	handle("GET /api/queues/{name}/keys", h.keyCounts)
+	handle("GET /api/limits", h.limits)
+	handle("PUT /api/limits/{kind}/{name}/keys", h.setKeyLimits)
+	handle("PUT /api/limits/topic/{name}", h.setTopicLimits)
 	handle("GET /api/clients", h.clients)
 	handle("GET /api/schedules", h.listSchedules)
 	handle("POST /api/schedules", h.createSchedule)
@@ -272,5 +276,9 @@ type client interface {
 	PauseQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	SetKeyLimits(ctx context.Context, scope sluice.Scope, l sluice.KeyLimits) (*sluice.Limits, error)
+	SetTopicLimits(ctx context.Context, topic string, l sluice.TopicLimits) (*sluice.Limits, error)
+	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
+	KeyCounts(ctx context.Context, queue string, limit int) ([]*sluice.KeyCount, error)
 	MaxPayloadBytes() int
 }

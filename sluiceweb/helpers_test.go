@@ -65,6 +65,7 @@ type testClient interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
 }
 
 // database is one test's database, whichever its driver.
@@ -274,6 +275,8 @@ type jobJSON struct {
 	LogsDropped *int            `json:"logs_dropped"`
 	DependsOn   []string        `json:"depends_on"`
 	Waiting     bool            `json:"waiting"`
+	Key         string          `json:"key"`
+	Sequence    string          `json:"sequence"`
 }
 
 // logJSON is a job's log record as the API answers it.

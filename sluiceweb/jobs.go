@@ -32,6 +32,11 @@ type enqueueRequest struct {
 	// "cancel" (the default) or "run" (see sluice.EnqueueOptions).
 	DependsOn           []string `json:"depends_on"`
 	OnDependencyFailure string   `json:"on_dependency_failure"`
+	// Key is the job's key (the customer, account or order its limits per
+	// key count it under), Sequence "hold" or "continue" to put it in the
+	// sequence of its key (see sluice.EnqueueOptions).
+	Key      string `json:"key"`
+	Sequence string `json:"sequence"`
 }
 
 // enqueueResponse answers POST api/jobs.
@@ -43,7 +48,8 @@ type enqueueResponse struct {
 // options returns the request's enqueue options, or a problem.
 func (req *enqueueRequest) options() (*sluice.EnqueueOptions, error) {
 	opts := &sluice.EnqueueOptions{Queue: req.Queue, Priority: req.Priority, UniqueKey: req.UniqueKey, Tags: req.Tags,
-		DependsOn: req.DependsOn, OnDependencyFailure: sluice.DependencyPolicy(req.OnDependencyFailure)}
+		DependsOn: req.DependsOn, OnDependencyFailure: sluice.DependencyPolicy(req.OnDependencyFailure),
+		Key: req.Key, Sequence: sluice.SequencePolicy(req.Sequence)}
 	meta, err := metadataObject(req.Metadata)
 	if err != nil {
 		return nil, err
@@ -210,6 +216,10 @@ type explainResponse struct {
 	Job    *sluice.JobRow       `json:"job"`
 	Reason sluice.ExplainReason `json:"reason"`
 	Text   string               `json:"text"`
+	// Key is the job's key when the reason concerns it, Ahead the job
+	// ahead of it in its sequence (see sluice.Explanation).
+	Key   string `json:"key,omitempty"`
+	Ahead string `json:"ahead,omitempty"`
 }
 
 // explain serves GET api/jobs/{id}/explain: what holds the job.
@@ -223,7 +233,8 @@ func (h *Handler) explain(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, explainResponse{Job: withoutLogs(ex.Job)[0], Reason: ex.Reason, Text: ex.Text})
+	writeJSON(w, http.StatusOK, explainResponse{Job: withoutLogs(ex.Job)[0], Reason: ex.Reason, Text: ex.Text,
+		Key: ex.Key, Ahead: ex.Ahead})
 }
 
 // action is one of the operator's actions on jobs.
@@ -313,6 +324,8 @@ type filterRequest struct {
 	Tags     []string          `json:"tags"`
 	AnyTag   bool              `json:"any_tag"`
 	Metadata map[string]string `json:"metadata"`
+	// Keys selects jobs with one of these keys.
+	Keys []string `json:"keys"`
 }
 
 // jobFilter returns the filter, or a problem with code for a malformed
@@ -326,7 +339,7 @@ func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
 		return nil, badRequest(code, "any_tag", "needs tags to choose from")
 	}
 	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey,
-		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata}
+		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Keys: req.Keys}
 	for _, tf := range []struct {
 		name string
 		v    string
@@ -357,7 +370,7 @@ type listResponse struct {
 // listParams are the query parameters of GET api/jobs.
 // A name ending in a dot is a prefix: metadata.<key>.
 var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
-	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, "limit", "offset", "cursor", "order"}
+	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, "keys", "limit", "offset", "cursor", "order"}
 
 // list serves GET api/jobs: one page of the jobs a filter selects.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -383,7 +396,8 @@ func listFilter(r *http.Request) (*sluice.ListFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues"), Tags: q.list("tags")}
+	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues"), Tags: q.list("tags"),
+		Keys: q.list("keys")}
 	if req.AnyTag, err = q.bool("any_tag"); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,7 @@ func listParameters() []obj {
 		param("query", "any_tag", boolean(""), "true: jobs carrying at least one of tags instead; it needs tags."),
 		param("query", "metadata.{key}", str(""), "Only jobs whose metadata has the key {key} with this string value, "+
 			"e.g. metadata.tenant=acme; one parameter per key. A number or nested value never matches."),
+		param("query", "keys", str(""), "Only jobs with one of these keys, comma-separated (or repeated); a key holding a comma can be selected only in a bulk action's body."),
 		param("query", "limit", integer(""), "The most jobs to return: default 100, at most 10,000."),
 		param("query", "offset", integer(""), "Skip this many selected jobs; not with cursor."),
 		param("query", "cursor", str(""), "The next_cursor of the previous page, of the same order."),
@@ -187,6 +188,7 @@ func openAPIDocument() obj {
 		})}
 	}
 	maps.Copy(paths, schedulePaths())
+	maps.Copy(paths, limitPaths())
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{

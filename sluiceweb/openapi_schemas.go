@@ -105,6 +105,8 @@ func jobProperties() obj {
 		"metadata":     typed("object", "The JSON object the job was enqueued with; absent when none."),
 		"depends_on":   array(str(""), "The IDs of the jobs it was enqueued to wait for; absent when none."),
 		"waiting":      boolean("True while it waits for them (it is pending, and no client starts it); absent otherwise."),
+		"key":          str("The job's key: the customer, account or order its limits per key count it under; absent when none."),
+		"sequence":     enum("Puts the job in the sequence of its key in its queue: its jobs run one at a time, in order. hold holds the rest behind a job that failed for good, continue goes on past it. Absent when the job is in no sequence.", "hold", "continue"),
 	}
 }
 
@@ -124,6 +126,7 @@ func filterProperties() obj {
 		"tags":           array(str(""), "Jobs carrying every one of these tags (one of them, with any_tag)."),
 		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
 		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
+		"keys":           array(str(""), "Jobs with one of these keys."),
 	}
 }
 
@@ -174,6 +177,9 @@ func schemas() obj {
 			"depends_on":  array(str(""), "IDs of jobs (at most 100) this one waits for: it runs once every one of them completed."),
 			"on_dependency_failure": enum("What a dependency that fails for good, is cancelled or is gone does: cancel this job (the default) or run it anyway once every dependency is final.",
 				"cancel", "run"),
+			"key": str("The job's key, 1 to 255 bytes of UTF-8 without NUL: the customer, account or order the limits per key of its queue and topic count it under."),
+			"sequence": enum("Puts the job in the sequence of its key (it needs a key): hold or continue. Absent: the policy stored for its topic or queue, if any.",
+				"hold", "continue"),
 		}, "topic"),
 		"EnqueueResponse": object("The job enqueued, or the live job with the same unique key.", obj{
 			"job":       ref("Job"),
@@ -214,8 +220,10 @@ func schemas() obj {
 		"Explanation": object("What holds a job.", obj{
 			"job": ref("Job"),
 			"reason": enum("What holds it.", "finished", "scheduled", "backoff", "no_worker", "queue_busy", "free_worker", "running", "holder_silent",
-				"waiting", "paused", "queue_limit"),
-			"text": str("The same in a sentence."),
+				"waiting", "paused", "queue_limit", "sequence", "key_limit", "key_rate", "fair_share"),
+			"text":  str("The same in a sentence."),
+			"key":   str("The job's key, when the reason concerns it (sequence, key_limit, key_rate, fair_share)."),
+			"ahead": uuidString("The job ahead of it in its sequence, for the reason sequence."),
 		}, "job", "reason", "text"),
 		"QueueList": object("The queues.", obj{"items": array(ref("Queue"), "By name.")}, "items"),
 		"Queue": object("One queue.", obj{
@@ -276,5 +284,6 @@ func schemas() obj {
 		}, "type", "title", "status", "code"),
 	}
 	maps.Copy(all, scheduleSchemas())
+	maps.Copy(all, limitSchemas())
 	return all
 }

@@ -187,24 +187,36 @@ func badRequest(code, field, detail string) *problem {
 }
 
 // jsonName returns the request's name of a Go field name of the client's
-// errors: "MaxRetries" becomes "max_retries", "Statuses[1]" "statuses[1]".
+// errors: "MaxRetries" becomes "max_retries", "Statuses[1]" "statuses[1]",
+// `Keys["Acme"].RateLimit` `keys["Acme"].rate_limit` (what is within the
+// brackets is kept as it is).
 func jsonName(field string) string {
-	if field == "JobFilter" {
+	switch field {
+	case "JobFilter":
 		return "filter"
+	case "Scope":
+		return "name" // the scope of limits is named by the path
 	}
-	name, index, _ := strings.Cut(field, "[")
+	name, rest, _ := strings.Cut(field, "[")
+	if rest == "" {
+		return snakeCase(name)
+	}
+	i := strings.LastIndexByte(rest, ']')
+	return snakeCase(name) + "[" + rest[:i+1] + snakeCase(rest[i+1:])
+}
+
+// snakeCase returns a Go field name, or a path of them joined by dots, in
+// snake case: "RatePeriod" is "rate_period", ".RateLimit" ".rate_limit".
+func snakeCase(s string) string {
 	var b strings.Builder
-	for i, r := range name {
+	for i, r := range s {
 		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
+			if i > 0 && s[i-1] != '.' {
 				b.WriteByte('_')
 			}
 			r += 'a' - 'A'
 		}
 		b.WriteRune(r)
-	}
-	if index != "" {
-		b.WriteString("[" + index)
 	}
 	return b.String()
 }
