@@ -178,8 +178,9 @@ const minFlowInterval = 50 * time.Millisecond
 type flowState struct {
 	queues map[string]bool
 	// keyed are the queues whose claims must obey stored limits: those
-	// with limits of their own; keyedAll is true when a topic the client
-	// works has limits, which any queue may hold jobs of.
+	// with limits of their own, and those holding jobs of sequences;
+	// keyedAll is true when a topic the client works has limits, which
+	// any queue may hold jobs of.
 	keyed    map[string]bool
 	keyedAll bool
 }
@@ -189,8 +190,12 @@ type flowState struct {
 func (r *run) readFlow(ctx context.Context) {
 	states, err := r.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
 	var limits []*Limits
+	var sequenced []string
 	if err == nil {
 		limits, err = r.exec.LimitsList(ctx, &driver.LimitsListParams{})
+	}
+	if err == nil {
+		sequenced, err = r.exec.SequencedQueues(ctx, &driver.SequencedQueuesParams{})
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -205,6 +210,9 @@ func (r *run) readFlow(ctx context.Context) {
 	}
 	for _, l := range limits {
 		fs.addKeyed(l.Scope, r.topics)
+	}
+	for _, q := range sequenced {
+		fs.keyed[q] = true // a keyed claim finds each sequence's next job by key
 	}
 	r.flow.Store(fs)
 }

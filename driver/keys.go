@@ -33,7 +33,16 @@ type KeyExecutor interface {
 	// KeyUse returns how much of its limits one key of a scope uses: its
 	// processing jobs in the scope, and its rate window as stored.
 	KeyUse(ctx context.Context, params *KeyUseParams) (*KeyUse, error)
+
+	// SequencedQueues returns, sorted, the queues that hold jobs of a
+	// sequence that are pending, processing or failed: their claims are
+	// best made Keyed, which finds each sequence's next job by key where a
+	// claim in claim order would walk past every job its sequence holds.
+	SequencedQueues(ctx context.Context, params *SequencedQueuesParams) ([]string, error)
 }
+
+// SequencedQueuesParams are the params of [KeyExecutor.SequencedQueues].
+type SequencedQueuesParams struct{}
 
 // MaxKeyLen is the longest key a job may have, in bytes.
 const MaxKeyLen = 255

@@ -344,4 +344,10 @@ func testKeyInspect[TTx any](h *harness[TTx], _ mode) {
 	require.Nil(t, ahead)
 	_, err = h.exec().SequenceAhead(h.ctx, &driver.SequenceAheadParams{ID: newID()})
 	require.ErrorIs(t, err, driver.ErrNotFound)
+	other := h.sequenced(driver.SequenceContinue, "seq", "c")[0]
+	other.Queue = "other"
+	h.insert(other, h.keyed("seq", "d")[0])
+	queues, err := h.exec().SequencedQueues(h.ctx, &driver.SequencedQueuesParams{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"default", "other"}, queues)
 }

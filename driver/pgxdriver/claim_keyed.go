@@ -69,8 +69,8 @@ CROSS JOIN LATERAL (
 	ORDER BY j.priority, j.run_at, j.id LIMIT $6)
 	UNION ALL
 	(SELECT h.id, h.topic, h.priority, h.run_at FROM (
-		SELECT s.id, s.topic, s.priority, s.run_at, s.status FROM {t} AS s, (SELECT $1::text AS queue, k.key) AS c
-		WHERE ` + seqHoldersSQL + `
+		SELECT s.id, s.topic, s.priority, s.run_at, s.status FROM {t} AS s
+		WHERE ` + `s.queue = $1 AND s.key = k.key AND ` + keyplan.SeqHoldingSQL + `
 		ORDER BY s.id LIMIT 1) AS h
 	WHERE h.status = 'pending' AND h.run_at <= $4 AND h.topic = ANY($5::text[]))
 ) AS c`
@@ -118,8 +118,8 @@ ON CONFLICT (scope, name, key) DO UPDATE SET window_start = excluded.window_star
 // keyQueries holds the statements of limits per topic and per key, and of
 // sequences, filled in.
 type keyQueries struct {
-	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse  string
-	scopes, queueRoom, queueWindow, head, walk, running, topicRunning, rows, claim, windows, cursor string
+	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse, sequencedQueues string
+	scopes, queueRoom, queueWindow, head, walk, running, topicRunning, rows, claim, windows, cursor                 string
 }
 
 func newKeyQueries(r *strings.Replacer) keyQueries {
@@ -127,7 +127,8 @@ func newKeyQueries(r *strings.Replacer) keyQueries {
 		limitsScopeSet: r.Replace(limitsScopeSetSQL), limitsKeysDelete: r.Replace(limitsKeysDeleteSQL),
 		limitsKeysInsert: r.Replace(limitsKeysInsertSQL), limitsList: r.Replace(limitsListSQL),
 		keyLoad: r.Replace(keyLoadSQL), sequenceAhead: r.Replace(sequenceAheadSQL), keyUse: r.Replace(keyUseSQL),
-		scopes: r.Replace(keyScopesSQL), queueRoom: r.Replace(keyQueueRoomSQL), queueWindow: r.Replace(keyQueueWindowSQL),
+		sequencedQueues: r.Replace(sequencedQueuesSQL),
+		scopes:          r.Replace(keyScopesSQL), queueRoom: r.Replace(keyQueueRoomSQL), queueWindow: r.Replace(keyQueueWindowSQL),
 		head: r.Replace(keyHeadSQL), walk: r.Replace(keyWalkSQL), running: r.Replace(keyRunningSQL),
 		topicRunning: r.Replace(keyTopicRunningSQL), rows: r.Replace(keyRowsSQL), claim: r.Replace(keyClaimSQL),
 		windows: r.Replace(keyWindowsSQL), cursor: r.Replace(keyCursorSQL),

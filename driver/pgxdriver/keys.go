@@ -64,6 +64,17 @@ GROUP BY key ORDER BY count(*) DESC, key LIMIT $2`
 	(SELECT window_start FROM {l} WHERE scope = $1 AND name = $2 AND key = $3),
 	coalesce((SELECT window_count FROM {l} WHERE scope = $1 AND name = $2 AND key = $3), 0)`
 
+	// sequencedQueuesSQL walks the distinct queues of the sequence index.
+	sequencedQueuesSQL = `WITH RECURSIVE q(queue) AS (
+	SELECT (SELECT queue FROM {t} WHERE sequence IS NOT NULL AND status IN ('pending', 'processing', 'failed')
+		ORDER BY queue LIMIT 1)
+	UNION ALL
+	SELECT (SELECT j.queue FROM {t} AS j WHERE j.sequence IS NOT NULL AND j.status IN ('pending', 'processing', 'failed')
+		AND j.queue > q.queue ORDER BY j.queue LIMIT 1)
+	FROM q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM q WHERE queue IS NOT NULL`
+
 	// sequenceAheadSQL reads the first job that holds the job $1 in its
 	// sequence.
 	sequenceAheadSQL = `SELECT {cols} FROM {t} AS c JOIN {t} AS j ON ` + seqHoldersSQL2 + `
@@ -244,4 +255,21 @@ func (e *executor) KeyUse(ctx context.Context, p *driver.KeyUseParams) (*driver.
 	}
 	u.WindowStart = fromNullTime(start)
 	return u, nil
+}
+
+// SequencedQueues walks the queues of the sequence index with one query.
+func (e *executor) SequencedQueues(ctx context.Context, _ *driver.SequencedQueuesParams) ([]string, error) {
+	const op = "sequenced queues"
+	if err := e.start(ctx, op); err != nil {
+		return nil, err
+	}
+	rows, err := e.db.Query(ctx, e.d.q.keys.sequencedQueues)
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, wrapErr(ctx, op, err)
+	}
+	return queues, nil
 }

@@ -40,8 +40,8 @@ ORDER BY priority, run_at, id LIMIT +?5`
 	// keyWalkHeadSQL reads the next job of the sequence of queue ?1 and key
 	// ?2, if it is due at ?3 and of topics ?4.
 	keyWalkHeadSQL = `SELECT id, key, topic, priority, run_at FROM (
-	SELECT s.id, s.key, s.topic, s.priority, s.run_at, s.status FROM {t} AS s, (SELECT ?1 AS queue, ?2 AS key) AS c
-	WHERE ` + seqHoldersSQL + ` ORDER BY s.id LIMIT 1)
+	SELECT s.id, s.key, s.topic, s.priority, s.run_at, s.status FROM {t} AS s
+	WHERE ` + `s.queue = ?1 AND s.key = ?2 AND ` + keyplan.SeqHoldingSQL + ` ORDER BY s.id LIMIT 1)
 WHERE status = 'pending' AND run_at <= ?3 AND topic IN (SELECT value FROM json_each(?4))`
 
 	// keyRunningSQL counts the processing jobs of keys ?1 by key, queue and

@@ -64,6 +64,17 @@ GROUP BY key ORDER BY count(*) DESC, key LIMIT ?2`
 	(SELECT window_start FROM {l} WHERE scope = ?1 AND name = ?2 AND key = ?3),
 	coalesce((SELECT window_count FROM {l} WHERE scope = ?1 AND name = ?2 AND key = ?3), 0)`
 
+	// sequencedQueuesSQL walks the distinct queues of the sequence index.
+	sequencedQueuesSQL = `WITH RECURSIVE q(queue) AS (
+	SELECT (SELECT queue FROM {t} WHERE sequence IS NOT NULL AND status IN ('pending', 'processing', 'failed')
+		ORDER BY queue LIMIT 1)
+	UNION ALL
+	SELECT (SELECT j.queue FROM {t} AS j WHERE j.sequence IS NOT NULL AND j.status IN ('pending', 'processing', 'failed')
+		AND j.queue > q.queue ORDER BY j.queue LIMIT 1)
+	FROM q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM q WHERE queue IS NOT NULL`
+
 	// sequenceAheadSQL reads the first job that holds, in its sequence, a
 	// job of queue ?1, key ?2 and ID ?3.
 	sequenceAheadSQL = `SELECT ` + columns + ` FROM {t}
@@ -74,8 +85,8 @@ WHERE queue = ?1 AND key = ?2 AND sequence IS NOT NULL AND status IN ('pending',
 // keyQueries holds the statements of limits per topic and per key, and of
 // sequences, filled in.
 type keyQueries struct {
-	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse string
-	scopes, head, walkKey, walkJobs, walkHead, running, topicRunning, rows, claim, windows, cursor string
+	limitsScopeSet, limitsKeysDelete, limitsKeysInsert, limitsList, keyLoad, sequenceAhead, keyUse, sequencedQueues string
+	scopes, head, walkKey, walkJobs, walkHead, running, topicRunning, rows, claim, windows, cursor                  string
 }
 
 func newKeyQueries(table string) *keyQueries {
@@ -84,7 +95,7 @@ func newKeyQueries(table string) *keyQueries {
 	return &keyQueries{
 		limitsScopeSet: f(limitsScopeSetSQL), limitsKeysDelete: f(limitsKeysDeleteSQL),
 		limitsKeysInsert: f(limitsKeysInsertSQL), limitsList: f(limitsListSQL), keyLoad: f(keyLoadSQL),
-		sequenceAhead: f(sequenceAheadSQL), keyUse: f(keyUseSQL),
+		sequenceAhead: f(sequenceAheadSQL), keyUse: f(keyUseSQL), sequencedQueues: f(sequencedQueuesSQL),
 		scopes: f(keyScopesSQL), head: f(keyHeadSQL), walkKey: f(keyWalkKeySQL), walkJobs: f(keyWalkJobsSQL),
 		walkHead: f(keyWalkHeadSQL), running: f(keyRunningSQL), topicRunning: f(keyTopicRunningSQL),
 		rows: f(keyRowsSQL), claim: f(keyClaimSQL), windows: f(keyWindowsSQL), cursor: f(keyCursorSQL),
@@ -262,4 +273,25 @@ func (e *executor) KeyUse(ctx context.Context, p *driver.KeyUseParams) (*driver.
 	}
 	u.WindowStart = fromNullMicros(start)
 	return u, nil
+}
+
+// SequencedQueues walks the queues of the sequence index with one query.
+func (e *executor) SequencedQueues(ctx context.Context, _ *driver.SequencedQueuesParams) ([]string, error) {
+	var queues []string
+	err := e.read(ctx, "sequenced queues", func(r runner) error {
+		rows, err := r.query(ctx, e.d.kq.sequencedQueues)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var q string
+			if err := rows.Scan(&q); err != nil {
+				return err
+			}
+			queues = append(queues, q)
+		}
+		return rows.Err()
+	})
+	return queues, err
 }

@@ -118,6 +118,15 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"queueRunning", q.queueRunning, []any{"default"}, "sluice_jobs_lease_idx"},
 		{"queueAhead", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, nil}, "sluice_jobs_claim_idx"},
 		{"queueAheadTopics", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, `["email"]`}, "sluice_jobs_claim_idx"},
+		// The keyed claim's reads: keys walked, each key's jobs and its
+		// sequence's next, the keys' running jobs, the queues with
+		// sequences.
+		{"keyHead", d.kq.head, []any{"default", 1, `["email"]`, 10}, "sluice_jobs_claim_idx"},
+		{"keyWalkKey", d.kq.walkKey, []any{"default", ""}, "sluice_jobs_key_idx"},
+		{"keyWalkJobs", d.kq.walkJobs, []any{"default", "k", 1, `["email"]`, 10}, "sluice_jobs_key_idx"},
+		{"keyWalkHead", d.kq.walkHead, []any{"default", "k", 1, `["email"]`}, "sluice_jobs_seq_idx"},
+		{"keyRunning", d.kq.running, []any{`["k"]`}, "sluice_jobs_key_run_idx"},
+		{"sequencedQueues", d.kq.sequencedQueues, nil, "sluice_jobs_seq_idx"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := requireIndexed(t, d, tc.name, tc.query, tc.args, tc.index)

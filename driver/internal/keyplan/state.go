@@ -360,7 +360,13 @@ const (
 	// processing, or failed under the policy 'hold'. Its terms include
 	// the predicate of the sequence index (migration "keys"), so that a
 	// lookup walks it.
-	SeqHoldersSQL = `s.queue = c.queue AND s.key = c.key AND s.sequence IS NOT NULL
+	SeqHoldersSQL = `s.queue = c.queue AND s.key = c.key AND ` + SeqHoldingSQL
+
+	// SeqHoldingSQL is the part of SeqHoldersSQL about s alone: with
+	// conditions on s.queue and s.key of its own, a statement asks for the
+	// jobs that hold one sequence, and a planner walks the sequence index
+	// on both.
+	SeqHoldingSQL = `s.sequence IS NOT NULL
 	AND s.status IN ('pending', 'processing', 'failed') AND (s.status <> 'failed' OR s.sequence = 'hold')`
 
 	// SeqFreeSQL is true for a job c that its sequence does not hold: one

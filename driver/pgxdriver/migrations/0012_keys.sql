@@ -7,10 +7,12 @@
 ALTER TABLE {t} ADD COLUMN IF NOT EXISTS key text;
 ALTER TABLE {t} ADD COLUMN IF NOT EXISTS sequence text;
 
--- Keyed claims walk the keys of a queue's pending jobs here, and each key's
--- jobs in claim order. Jobs without a key are not in it.
+-- Keyed claims walk the keys of a queue's pending jobs here, and read each
+-- key's jobs in no sequence in claim order (sequence IS NULL, before the
+-- order's columns, so that a key whose jobs are all in its sequence is
+-- passed at once). Jobs without a key are not in it.
 CREATE INDEX IF NOT EXISTS {t_key_idx}
-	ON {t} (queue, key, priority, run_at, id)
+	ON {t} (queue, key, sequence, priority, run_at, id)
 	WHERE status = 'pending' AND key IS NOT NULL;
 
 -- The processing jobs of a key, counted against its limits.
