@@ -114,6 +114,10 @@ type jobs interface {
 	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	SetQueueLimits(ctx context.Context, queue string, l sluice.QueueLimits) (*sluice.QueueState, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	SetKeyLimits(ctx context.Context, scope sluice.Scope, l sluice.KeyLimits) (*sluice.Limits, error)
+	SetTopicLimits(ctx context.Context, topic string, l sluice.TopicLimits) (*sluice.Limits, error)
+	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
+	KeyCounts(ctx context.Context, queue string, limit int) ([]*sluice.KeyCount, error)
 }
 
 // migratingDriver is a driver that can report its migrations.

@@ -32,6 +32,8 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 	fs.Var(timeValue{&opts.RunAt, time.Now}, "run-at", "when the job may run: RFC 3339, a date, or a duration from now (10m)")
 	maxRetries := fs.Int("max-retries", 0, "retries after the first attempt, 0 for none (without the flag: the default, 3)")
 	fs.StringVar(&opts.UniqueKey, "unique-key", "", "enqueue nothing if a live job has this key")
+	fs.StringVar(&opts.Key, "key", "", "the job's key: the customer, account or order its limits per key count it under")
+	sequence := fs.String("sequence", "", "hold or continue: run the job in the sequence of its --key, one at a time in order")
 	fs.Var(&tags, "tag", "a tag (repeat, or separate with commas)")
 	fs.Var(meta, "meta", "metadata key=value, a string (repeat for several keys)")
 	metaJSON := fs.String("metadata", "", "metadata as a JSON object (merged under --meta)")
@@ -51,6 +53,7 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	opts.Tags = tags
+	opts.Sequence = sluice.SequencePolicy(*sequence)
 	if opts.MaxRetries, err = retries(fs, *maxRetries); err != nil {
 		return err
 	}
@@ -70,7 +73,14 @@ func runEnqueue(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.out(), "not enqueued: job %s (%s) has the unique key %q\n", res.Job.ID, res.Job.Status, res.Job.UniqueKey)
 		return nil
 	}
-	fmt.Fprintf(c.out(), "enqueued %s (%s in %s, runs at %s)\n", res.Job.ID, res.Job.Topic, res.Job.Queue, stamp(res.Job.RunAt))
+	key := ""
+	if res.Job.Key != "" {
+		key = ", key " + res.Job.Key
+		if res.Job.Sequence != "" {
+			key += " in sequence (" + string(res.Job.Sequence) + ")"
+		}
+	}
+	fmt.Fprintf(c.out(), "enqueued %s (%s in %s%s, runs at %s)\n", res.Job.ID, res.Job.Topic, res.Job.Queue, key, stamp(res.Job.RunAt))
 	return nil
 }
 

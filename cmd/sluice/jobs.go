@@ -66,9 +66,13 @@ func runList(ctx context.Context, c *cli, args []string) error {
 		return writeJSON(c.out(), listJSON{Jobs: res.Jobs, Total: res.Total, NextCursor: res.NextCursor})
 	}
 	tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTOPIC\tQUEUE\tSTATUS\tATTEMPT\tPRIORITY\tRUN AT\tCREATED")
+	fmt.Fprintln(tw, "ID\tTOPIC\tQUEUE\tKEY\tSTATUS\tATTEMPT\tPRIORITY\tRUN AT\tCREATED")
 	for _, j := range res.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, j.Topic, j.Queue, j.Status,
+		key := j.Key
+		if key == "" {
+			key = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, j.Topic, j.Queue, key, j.Status,
 			j.Attempt, j.MaxRetries+1, j.Priority, stamp(j.RunAt), stamp(j.CreatedAt))
 	}
 	if err := tw.Flush(); err != nil {
@@ -181,6 +185,12 @@ func printJob(c *cli, j *sluice.JobRow) {
 	}
 	if j.UniqueKey != "" {
 		field("unique key", j.UniqueKey)
+	}
+	if j.Key != "" {
+		field("key", j.Key)
+	}
+	if j.Sequence != "" {
+		field("sequence", string(j.Sequence)+" (its key's jobs run one at a time, in order)")
 	}
 	if len(j.Tags) > 0 {
 		field("tags", strings.Join(j.Tags, ", "))
@@ -311,6 +321,8 @@ type explainJSON struct {
 	Job    *sluice.JobRow       `json:"job"`
 	Reason sluice.ExplainReason `json:"reason"`
 	Text   string               `json:"text"`
+	Key    string               `json:"key,omitempty"`
+	Ahead  string               `json:"ahead,omitempty"`
 }
 
 func runExplain(ctx context.Context, c *cli, args []string) error {
@@ -335,7 +347,7 @@ func runExplain(ctx context.Context, c *cli, args []string) error {
 		return jobErr(pos[0], err)
 	}
 	if c.json {
-		return writeJSON(c.out(), explainJSON{Job: ex.Job, Reason: ex.Reason, Text: ex.Text})
+		return writeJSON(c.out(), explainJSON{Job: ex.Job, Reason: ex.Reason, Text: ex.Text, Key: ex.Key, Ahead: ex.Ahead})
 	}
 	fmt.Fprintf(c.out(), "%s (%s %s, %s): %s\n", ex.Job.ID, ex.Job.Topic, ex.Job.Status, ex.Reason, ex.Text)
 	return nil

@@ -1,6 +1,7 @@
 // Command sluice inspects and manages the jobs of a sluice database from a
 // shell: it migrates the schema, lists, explains and acts on jobs, enqueues
-// them, pauses, resumes and limits queues, and serves the dashboard.
+// them, pauses, resumes and limits queues, topics and keys, and serves the
+// dashboard.
 //
 //	go install ./cmd/sluice                                  # from a clone
 //	go install github.com/sluicehq/sluice/cmd/sluice@latest  # once published
@@ -74,7 +75,7 @@ type command struct {
 
 // commands returns the verbs, in the order the help lists them. Each group
 // of verbs lives in a file of its own (migrate.go, jobs.go, act.go,
-// enqueue.go, queue.go, ui.go) and adds its entries here.
+// enqueue.go, queue.go, limits.go, ui.go) and adds its entries here.
 func commands() []command {
 	var cmds []command
 	cmds = append(cmds, migrateCommands()...)
@@ -82,6 +83,7 @@ func commands() []command {
 	cmds = append(cmds, actCommands()...)
 	cmds = append(cmds, enqueueCommands()...)
 	cmds = append(cmds, queueCommands()...)
+	cmds = append(cmds, topicCommands()...)
 	cmds = append(cmds, uiCommands()...)
 	return cmds
 }

@@ -61,6 +61,7 @@ type libClient interface {
 	Get(ctx context.Context, id string) (*sluice.JobRow, error)
 	EnqueueMany(ctx context.Context, params []sluice.EnqueueParams) ([]sluice.EnqueueResult, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
 }
 
 // failArgs are the arguments of jobs the failing worker fails.
