@@ -165,24 +165,21 @@ func (e *executor) claimKeyed(ctx context.Context, db dbtx, p *driver.JobClaimPa
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	limit, rated, err := e.keyQueueRoom(ctx, db, p)
-	if err != nil || limit <= 0 {
+	limit, rated := p.Limit, false
+	if p.Flow {
+		var err error
+		if limit, rated, err = e.keyQueueRoom(ctx, db, p); err != nil || limit <= 0 {
+			return nil, err
+		}
+	}
+	reads := e.keyReads(ctx, db, p, topics)
+	reads.State = func(keys []string, first bool) error { return e.keyState(ctx, db, p, topics, keys, first, &st) }
+	c, err := st.Choose(limit, reads)
+	if err != nil || len(c.IDs) == 0 {
 		return nil, err
 	}
-	jobs, cursor, err := st.Gather(limit, e.keyReads(ctx, db, p, topics))
-	if err != nil || len(jobs) == 0 {
-		return nil, err
-	}
-	if err := e.keyState(ctx, db, p, topics, jobs, &st); err != nil {
-		return nil, err
-	}
-	in, rates := st.Input(jobs, limit)
-	plan := keyplan.Plan(in)
-	if len(plan.IDs) == 0 {
-		return nil, nil
-	}
-	ids := make([]pgtype.UUID, len(plan.IDs))
-	for i, id := range plan.IDs {
+	ids := make([]pgtype.UUID, len(c.IDs))
+	for i, id := range c.IDs {
 		ids[i], _ = parseUUID(id) // read from the table
 	}
 	claimed, err := scanQuery(ctx, db, q.claim, p.ClientID, p.LockedUntil, p.Now, ids)
@@ -194,14 +191,11 @@ func (e *executor) claimKeyed(ctx context.Context, db dbtx, p *driver.JobClaimPa
 			return nil, err
 		}
 	}
-	if err := e.keyCount(ctx, db, p, rates, in.Buckets, plan, claimed); err != nil {
+	if err := e.keyCount(ctx, db, p, c, claimed); err != nil {
 		return nil, err
 	}
-	if in.Fair {
-		cursor = plan.Cursor
-	}
-	if cursor != nil {
-		if _, err := db.Exec(ctx, q.cursor, p.Queue, *cursor); err != nil {
+	if c.Cursor != nil {
+		if _, err := db.Exec(ctx, q.cursor, p.Queue, *c.Cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -281,27 +275,21 @@ func (e *executor) keyReads(ctx context.Context, db dbtx, p *driver.JobClaimPara
 	}
 }
 
-// keyState reads what the limits of jobs' keys and topics need: their
-// keys' processing jobs and rows, and the processing jobs of topics whose
-// whole is limited.
-func (e *executor) keyState(ctx context.Context, db dbtx, p *driver.JobClaimParams, topics []string, jobs []keyplan.Job,
+// keyState reads what the limits of keys and topics need (see
+// keyplan.Reads.State): the keys' processing jobs and rows, and, first,
+// the processing jobs of topics whose whole is limited.
+func (e *executor) keyState(ctx context.Context, db dbtx, p *driver.JobClaimParams, topics, keys []string, first bool,
 	st *keyplan.State) error {
 	q := &e.d.q.keys
-	var keys []string
-	seen := make(map[string]bool)
-	for _, j := range jobs {
-		if j.Key != "" && !seen[j.Key] {
-			seen[j.Key] = true
-			keys = append(keys, j.Key)
-		}
-	}
 	var whole []string
 	for _, sc := range st.Scopes {
-		if sc.Kind == string(driver.ScopeTopic) && sc.MaxRunning > 0 {
+		if first && sc.Kind == string(driver.ScopeTopic) && sc.MaxRunning > 0 {
 			whole = append(whole, sc.Name)
 		}
 	}
-	st.TopicRunning = make(map[string]int)
+	if st.TopicRunning == nil {
+		st.TopicRunning = make(map[string]int)
+	}
 	b := &pgx.Batch{}
 	if len(keys) > 0 {
 		b.Queue(q.running, keys).Query(func(rows pgx.Rows) error {
@@ -348,15 +336,15 @@ func (e *executor) keyState(ctx context.Context, db dbtx, p *driver.JobClaimPara
 }
 
 // keyCount counts the jobs claimed in the rate windows of the buckets they
-// count against. Jobs the plan chose that another transaction took first
+// count against. Jobs the choice took that another transaction took first
 // were not claimed, and are not counted.
-func (e *executor) keyCount(ctx context.Context, db dbtx, p *driver.JobClaimParams, rates *keyplan.Rates,
-	buckets func(keyplan.Job) []string, plan keyplan.Output, claimed []*driver.JobRow) error {
-	taken := plan.Taken
-	if len(claimed) < len(plan.IDs) {
-		taken = keyplan.Count(claimed, buckets)
+func (e *executor) keyCount(ctx context.Context, db dbtx, p *driver.JobClaimParams, c *keyplan.Choice,
+	claimed []*driver.JobRow) error {
+	taken := c.Taken
+	if len(claimed) < len(c.IDs) {
+		taken = keyplan.Count(claimed, c.Buckets)
 	}
-	windows := rates.Counted(taken)
+	windows := c.Rates.Counted(taken)
 	if len(windows) == 0 {
 		return nil
 	}

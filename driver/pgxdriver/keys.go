@@ -22,16 +22,17 @@ const (
 
 	// limitsScopeSetSQL stores a scope's row: $1 scope, $2 name, $3
 	// max_running, $4 rate_limit, $5 rate_period, $6 key_max_running, $7
-	// key_rate_limit, $8 key_rate_period, $9 sequence, $10 fair, $11 now.
+	// key_rate_limit, $8 key_rate_period, $9 sequence, $10 fair, $11 now,
+	// $12 overrides.
 	// Its rate window starts again at the next claim; its cursor stays.
 	limitsScopeSetSQL = `INSERT INTO {l} AS l (scope, name, key, max_running, rate_limit, rate_period,
-	key_max_running, key_rate_limit, key_rate_period, sequence, fair, updated_at)
+	key_max_running, key_rate_limit, key_rate_period, sequence, fair, updated_at, overrides)
 VALUES ($1, $2, '', nullif($3::int, 0), nullif($4::int, 0), nullif($5::bigint, 0),
-	nullif($6::int, 0), nullif($7::int, 0), nullif($8::bigint, 0), nullif($9::text, ''), $10, $11)
+	nullif($6::int, 0), nullif($7::int, 0), nullif($8::bigint, 0), nullif($9::text, ''), $10, $11, $12)
 ON CONFLICT (scope, name, key) DO UPDATE SET max_running = excluded.max_running, rate_limit = excluded.rate_limit,
 	rate_period = excluded.rate_period, key_max_running = excluded.key_max_running,
 	key_rate_limit = excluded.key_rate_limit, key_rate_period = excluded.key_rate_period,
-	sequence = excluded.sequence, fair = excluded.fair, window_start = NULL, window_count = 0,
+	sequence = excluded.sequence, fair = excluded.fair, overrides = excluded.overrides, window_start = NULL, window_count = 0,
 	updated_at = excluded.updated_at`
 
 	// limitsKeysDeleteSQL deletes the rows of a scope's keys ($1 scope, $2
@@ -109,7 +110,7 @@ func (e *executor) LimitsSet(ctx context.Context, p *driver.LimitsSetParams) (*d
 			return err
 		}
 		if _, err := db.Exec(ctx, e.d.q.keys.limitsScopeSet, kind, name, l.MaxRunning, l.RateLimit, l.RatePeriod.Microseconds(),
-			l.KeyMaxRunning, l.KeyRateLimit, l.KeyRatePeriod.Microseconds(), string(l.Sequence), l.Fair, p.Now); err != nil {
+			l.KeyMaxRunning, l.KeyRateLimit, l.KeyRatePeriod.Microseconds(), string(l.Sequence), l.Fair, p.Now, len(l.Keys)); err != nil {
 			return err
 		}
 		if _, err := db.Exec(ctx, e.d.q.keys.limitsKeysDelete, kind, name, false); err != nil {
@@ -170,7 +171,7 @@ func scanLimitsRow(row pgx.Row) (keyplan.Row, error) {
 		windowStart       pgtype.Timestamptz
 	)
 	if err := row.Scan(&r.Kind, &r.Name, &r.Key, &r.MaxRunning, &r.RateLimit, &period, &r.KeyMaxRunning,
-		&r.KeyRateLimit, &keyPeriod, &r.Sequence, &r.Fair, &r.Weight, &cursor, &windowStart, &r.Window.Count,
+		&r.KeyRateLimit, &keyPeriod, &r.Sequence, &r.Fair, &r.Weight, &r.Overrides, &cursor, &windowStart, &r.Window.Count,
 		&r.UpdatedAt); err != nil {
 		return r, err
 	}

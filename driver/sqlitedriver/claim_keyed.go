@@ -104,23 +104,20 @@ func (e *executor) claimKeyed(ctx context.Context, r runner, p *driver.JobClaimP
 	if err := cmpErr(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	limit, rated, err := e.claimRoom(ctx, r, p)
-	if err != nil || limit <= 0 {
+	limit, rated := p.Limit, false
+	if p.Flow {
+		var err error
+		if limit, rated, err = e.claimRoom(ctx, r, p); err != nil || limit <= 0 {
+			return nil, err
+		}
+	}
+	reads := e.keyReads(ctx, r, p, topics)
+	reads.State = func(keys []string, first bool) error { return e.keyState(ctx, r, topics, keys, first, &st) }
+	c, err := st.Choose(limit, reads)
+	if err != nil || len(c.IDs) == 0 {
 		return nil, err
 	}
-	jobs, cursor, err := st.Gather(limit, e.keyReads(ctx, r, p, topics))
-	if err != nil || len(jobs) == 0 {
-		return nil, err
-	}
-	if err := e.keyState(ctx, r, p, topics, jobs, &st); err != nil {
-		return nil, err
-	}
-	in, rates := st.Input(jobs, limit)
-	plan := keyplan.Plan(in)
-	if len(plan.IDs) == 0 {
-		return nil, nil
-	}
-	ids, _ := json.Marshal(plan.IDs) // strings always encode
+	ids, _ := json.Marshal(c.IDs) // strings always encode
 	rows, err = r.query(ctx, q.claim, p.ClientID, micros(p.LockedUntil), micros(p.Now), string(ids))
 	if err != nil {
 		return nil, err
@@ -134,18 +131,15 @@ func (e *executor) claimKeyed(ctx context.Context, r runner, p *driver.JobClaimP
 			return nil, err
 		}
 	}
-	taken := plan.Taken
-	if len(claimed) < len(plan.IDs) {
-		taken = keyplan.Count(claimed, in.Buckets)
+	taken := c.Taken
+	if len(claimed) < len(c.IDs) {
+		taken = keyplan.Count(claimed, c.Buckets)
 	}
-	if err := e.keyWindows(ctx, r, p, rates.Counted(taken)); err != nil {
+	if err := e.keyWindows(ctx, r, p, c.Rates.Counted(taken)); err != nil {
 		return nil, err
 	}
-	if in.Fair {
-		cursor = plan.Cursor
-	}
-	if cursor != nil {
-		if _, err := r.exec(ctx, q.cursor, p.Queue, *cursor); err != nil {
+	if c.Cursor != nil {
+		if _, err := r.exec(ctx, q.cursor, p.Queue, *c.Cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -233,24 +227,17 @@ func scanJobs(ctx context.Context, r runner, query string, args []any, fn func(k
 	return rows.Err()
 }
 
-// keyState reads what the limits of jobs' keys and topics need: their
-// keys' processing jobs and rows, and the processing jobs of topics whose
-// whole is limited.
-func (e *executor) keyState(ctx context.Context, r runner, p *driver.JobClaimParams, topics string, jobs []keyplan.Job,
-	st *keyplan.State) error {
+// keyState reads what the limits of keys and topics need (see
+// keyplan.Reads.State): the keys' processing jobs and rows, and, first,
+// the processing jobs of topics whose whole is limited.
+func (e *executor) keyState(ctx context.Context, r runner, topics string, keys []string, first bool, st *keyplan.State) error {
 	q := e.d.kq
-	var keys []string
-	seenKey := make(map[string]bool)
-	for _, j := range jobs {
-		if j.Key != "" && !seenKey[j.Key] {
-			seenKey[j.Key] = true
-			keys = append(keys, j.Key)
-		}
+	if st.TopicRunning == nil {
+		st.TopicRunning = make(map[string]int)
 	}
-	st.TopicRunning = make(map[string]int)
 	var whole []string
 	for _, sc := range st.Scopes {
-		if sc.Kind == string(driver.ScopeTopic) && sc.MaxRunning > 0 {
+		if first && sc.Kind == string(driver.ScopeTopic) && sc.MaxRunning > 0 {
 			whole = append(whole, sc.Name)
 		}
 	}
@@ -292,7 +279,7 @@ func (e *executor) keyState(ctx context.Context, r runner, p *driver.JobClaimPar
 	if err := cmpErr(rows.Err(), rows.Close()); err != nil {
 		return err
 	}
-	rows, err = r.query(ctx, q.rows, string(list), p.Queue, topics)
+	rows, err = r.query(ctx, q.rows, string(list), st.Queue, topics)
 	if err != nil {
 		return err
 	}

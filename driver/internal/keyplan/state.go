@@ -22,8 +22,17 @@ type Scope struct {
 	// defaults.
 	KeyMaxRunning, KeyRateLimit int
 	KeyRatePeriod               time.Duration
-	Fair                        bool
-	Cursor                      *string
+	// Overrides is how many keys of the scope have limits or a weight of
+	// their own.
+	Overrides int
+	Fair      bool
+	Cursor    *string
+}
+
+// limited reports whether the scope limits its keys or its whole, so
+// that a claim must read the keys' running jobs and rows.
+func (sc *Scope) limited() bool {
+	return sc.MaxRunning > 0 || sc.RateLimit > 0 || sc.KeyMaxRunning > 0 || sc.KeyRateLimit > 0 || sc.Overrides > 0
 }
 
 // KeyRow is the stored row of one key of a scope: its own limits (zero
@@ -229,7 +238,7 @@ type Row struct {
 	KeyRatePeriod               time.Duration
 	Sequence                    string
 	Fair                        bool
-	Weight                      int
+	Weight, Overrides           int
 	Cursor                      *string
 	Window                      Window
 	UpdatedAt                   time.Time
@@ -239,7 +248,7 @@ type Row struct {
 func (r *Row) Scope() Scope {
 	return Scope{Kind: r.Kind, Name: r.Name, MaxRunning: r.MaxRunning, RateLimit: r.RateLimit, RatePeriod: r.RatePeriod,
 		Window: r.Window, KeyMaxRunning: r.KeyMaxRunning, KeyRateLimit: r.KeyRateLimit, KeyRatePeriod: r.KeyRatePeriod,
-		Fair: r.Fair, Cursor: r.Cursor}
+		Overrides: r.Overrides, Fair: r.Fair, Cursor: r.Cursor}
 }
 
 // KeyRow returns a key's row as a claim reads it.
@@ -280,7 +289,7 @@ type HeadJob struct {
 	Free bool
 }
 
-// Reads are how a driver reads a keyed claim's candidates.
+// Reads are how a driver reads what a keyed claim chooses from.
 type Reads struct {
 	// Head reads the first n due jobs of the queue in claim order.
 	Head func(n int) ([]HeadJob, error)
@@ -289,48 +298,88 @@ type Reads struct {
 	// sequence's next job if that one is due, passing them to add; it
 	// returns how many keys it walked and the last ("" for none).
 	Walk func(from string, n int, add func(Job)) (int, string, error)
+	// State reads into the State what the limits of keys need: the
+	// processing jobs and the rows of keys (each asked for once), and,
+	// when first, the processing jobs of the topics whose whole is
+	// limited. It is called only when a scope limits keys or a topic.
+	State func(keys []string, first bool) error
 }
 
 // HeadRows is how many jobs in claim order a keyed claim of limit jobs
 // reads before it walks keys.
 func HeadRows(limit int) int { return 2*limit + 16 }
 
-// Gather reads the candidates of a keyed claim of limit jobs of the queue
-// whose state st holds: the first jobs in claim order, and when those may
-// not fill the claim or the queue is fair, the jobs of keys walked from
-// the queue's cursor (a fair claim takes the jobs without a key from the
-// head, the keyed ones by key). It returns them with the cursor a claim
-// that is not fair stores (nil to leave it): the last key walked, so that
-// the next walk goes on from there.
-func (st *State) Gather(limit int, reads Reads) ([]Job, *string, error) {
+// Choice is what a keyed claim chose, and what it needs to count it.
+type Choice struct {
+	Output
+	// Buckets and Rates are those of the plan's input.
+	Buckets func(Job) []string
+	Rates   *Rates
+	// Cursor is the cursor to store, nil to leave it: a fair claim's last
+	// key served; a claim in claim order that walked keys, the last key
+	// walked, so that the next walk goes on from there.
+	Cursor *string
+}
+
+// Choose reads through reads, and chooses, the jobs a keyed claim of up to
+// limit jobs takes of the queue whose scopes st holds. It reads the head
+// of the queue in claim order and chooses from it; when that does not fill
+// the claim though more jobs are due, or when the queue is fair (a fair
+// claim takes from the head the jobs without a key only, the keyed ones by
+// key), it walks keys from the queue's cursor and chooses again from
+// all. The running jobs and rows of keys are read only when a scope limits
+// keys or a topic, once per key.
+func (st *State) Choose(limit int, reads Reads) (*Choice, error) {
 	var queueScope *Scope
+	limited := false
 	for i := range st.Scopes {
-		if st.Scopes[i].Kind == string(driver.ScopeQueue) {
-			queueScope = &st.Scopes[i]
+		sc := &st.Scopes[i]
+		if sc.Kind == string(driver.ScopeQueue) {
+			queueScope = sc
 		}
+		limited = limited || sc.limited()
 	}
 	fair := queueScope != nil && queueScope.Fair
 	head := HeadRows(limit)
 	rows, err := reads.Head(head)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	seen := make(map[string]bool)
-	var jobs []Job
-	for _, j := range rows {
-		if j.Free && (!fair || j.Key == "") {
-			seen[j.ID] = true
-			jobs = append(jobs, j.Job)
-		}
-	}
-	if !fair && len(rows) < head {
-		return jobs, nil, nil // every due job was read
-	}
+	var jobs, fresh []Job
 	add := func(j Job) {
 		if !seen[j.ID] {
 			seen[j.ID] = true
-			jobs = append(jobs, j)
+			jobs, fresh = append(jobs, j), append(fresh, j)
 		}
+	}
+	for _, j := range rows {
+		if j.Free && (!fair || j.Key == "") {
+			add(j.Job)
+		}
+	}
+	readKeys := make(map[string]bool)
+	first := true
+	choose := func() (Choice, error) {
+		if limited {
+			var keys []string
+			for _, j := range fresh {
+				if j.Key != "" && !readKeys[j.Key] {
+					readKeys[j.Key] = true
+					keys = append(keys, j.Key)
+				}
+			}
+			if err := reads.State(keys, first); err != nil {
+				return Choice{}, err
+			}
+			first, fresh = false, nil
+		}
+		in, rates := st.Input(jobs, limit)
+		return Choice{Output: Plan(in), Buckets: in.Buckets, Rates: rates}, nil
+	}
+	c, err := choose()
+	if err != nil || !fair && (len(c.IDs) == limit || len(rows) < head) {
+		return &c, err // filled from the head, or every due job was read
 	}
 	from := ""
 	if queueScope != nil && queueScope.Cursor != nil {
@@ -338,18 +387,22 @@ func (st *State) Gather(limit int, reads Reads) ([]Job, *string, error) {
 	}
 	walked, last, err := reads.Walk(from, limit, add)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if walked < limit && from != "" {
 		// The walk reached the last key: go on from the first.
 		if _, last, err = reads.Walk("", limit-walked, add); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	if fair {
-		return jobs, nil, nil // the plan says where it stopped
+	if c, err = choose(); err != nil {
+		return nil, err
 	}
-	return jobs, &last, nil
+	c.Cursor = &last
+	if fair {
+		c.Cursor = c.Output.Cursor
+	}
+	return &c, nil
 }
 
 // The SQL both drivers use for sequences, {t} standing for the jobs
@@ -378,7 +431,7 @@ const (
 	// both drivers scan them into a Row.
 	LimitsColumns = `scope, name, key, coalesce(max_running, 0), coalesce(rate_limit, 0), coalesce(rate_period, 0),
 	coalesce(key_max_running, 0), coalesce(key_rate_limit, 0), coalesce(key_rate_period, 0), coalesce(sequence, ''),
-	fair, coalesce(weight, 0), cursor, window_start, window_count, updated_at`
+	fair, coalesce(weight, 0), overrides, cursor, window_start, window_count, updated_at`
 )
 
 // AfterSet returns the limits of l's scope as stored by a set at now: read

@@ -35,7 +35,9 @@ CREATE INDEX IF NOT EXISTS {t_seq_idx}
 -- enqueued without one of their own; fair makes claims of a queue take
 -- jobs round-robin across keys from after cursor, the key served last. On
 -- a key's row: its own max_running, rate_limit and rate_period (NULL for
--- the scope's default) and weight. window_start and window_count count the
+-- the scope's default) and weight; overrides counts, on the scope's row,
+-- the keys that have their own, so that a claim reads keys' rows only
+-- when some scope limits keys. window_start and window_count count the
 -- claims of the row's rate window. Claims that obey a scope's limits lock
 -- its row first, so that two clients cannot both see room for one slot.
 CREATE TABLE IF NOT EXISTS {t_limits} (
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS {t_limits} (
 	sequence        text,
 	fair            boolean     NOT NULL DEFAULT false,
 	weight          integer,
+	overrides       integer     NOT NULL DEFAULT 0,
 	cursor          text,
 	window_start    timestamptz,
 	window_count    integer     NOT NULL DEFAULT 0,

@@ -35,7 +35,9 @@ CREATE INDEX IF NOT EXISTS {t_seq_idx}
 -- jobs enqueued without one of their own; fair makes claims of a queue take
 -- jobs round-robin across keys from after cursor, the key served last. On
 -- a key's row: its own max_running, rate_limit and rate_period (NULL for
--- the scope's default) and weight. window_start and window_count count the
+-- the scope's default) and weight; overrides counts, on the scope's row,
+-- the keys that have their own, so that a claim reads keys' rows only
+-- when some scope limits keys. window_start and window_count count the
 -- claims of the row's rate window. SQLite runs one write transaction at a
 -- time, so a claim's counts and its update cannot interleave with another's.
 CREATE TABLE IF NOT EXISTS {t_limits} (
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS {t_limits} (
 	sequence        TEXT,
 	fair            INTEGER NOT NULL DEFAULT 0,
 	weight          INTEGER,
+	overrides       INTEGER NOT NULL DEFAULT 0,
 	cursor          TEXT,
 	window_start    INTEGER,
 	window_count    INTEGER NOT NULL DEFAULT 0,
