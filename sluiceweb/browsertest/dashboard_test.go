@@ -47,6 +47,7 @@ func TestDashboard(t *testing.T) {
 		tags(t, p)
 		schedules(t, p, s, dir)
 		queues(t, p, s)
+		keys(t, p, s, fx, dir)
 		problems(t, p)
 		phone(t, p, dir)
 		require.Equal(t, "1", p.Eval(`String(window.sluiceTestMark)`), "the page was never reloaded")

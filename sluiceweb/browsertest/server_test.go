@@ -44,6 +44,15 @@ type mailArgs struct {
 
 func (mailArgs) Topic() string { return "mail" }
 
+// syncArgs are a job of one account that fails when told to, and else
+// runs until the test releases it.
+type syncArgs struct {
+	Account string `json:"account"`
+	Fail    bool   `json:"fail,omitempty"`
+}
+
+func (syncArgs) Topic() string { return "sync" }
+
 // fixture is what the test controls of its workers.
 type fixture struct {
 	// healthy makes flaky jobs succeed.
@@ -53,6 +62,8 @@ type fixture struct {
 	advance chan struct{}
 	// done ends the long job's worker at the test's end.
 	done chan struct{}
+	// release, once closed, completes the sync jobs.
+	release chan struct{}
 }
 
 func (fx *fixture) workers() *sluice.Workers {
@@ -65,7 +76,22 @@ func (fx *fixture) workers() *sluice.Workers {
 	}))
 	sluice.AddWorker(w, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[mailArgs]) error { return nil }))
 	sluice.AddWorker(w, sluice.WorkFunc(fx.long))
+	sluice.AddWorker(w, sluice.WorkFunc(fx.sync))
 	return w
+}
+
+func (fx *fixture) sync(ctx context.Context, job *sluice.Job[syncArgs]) error {
+	if job.Args.Fail {
+		return errors.New("account " + job.Args.Account + " is locked: 423 Locked")
+	}
+	select {
+	case <-fx.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fx.done:
+		return nil
+	}
 }
 
 func (fx *fixture) long(ctx context.Context, job *sluice.Job[longArgs]) error {
@@ -98,6 +124,12 @@ type enqueuer interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
 	GetSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
+	SetTopicLimits(ctx context.Context, topic string, l sluice.TopicLimits) (*sluice.Limits, error)
+	SetKeyLimits(ctx context.Context, scope sluice.Scope, l sluice.KeyLimits) (*sluice.Limits, error)
+	Get(ctx context.Context, id string) (*sluice.JobRow, error)
+	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
+	DeleteMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
 }
 
 // server is a dashboard served over a client with the fixture's workers.
@@ -112,6 +144,7 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 	t.Helper()
 	client, err := sluice.NewClient(d, &sluice.Config{
 		Workers:          fx.workers(),
+		Queues:           map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: sluice.DefaultMaxWorkers}, "sync": {MaxWorkers: 5}},
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ProgressInterval: 100 * time.Millisecond,
 	})
@@ -135,7 +168,7 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 
 // newFixture returns a fixture whose long job waits to advance.
 func newFixture() *fixture {
-	return &fixture{advance: make(chan struct{}), done: make(chan struct{})}
+	return &fixture{advance: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{})}
 }
 
 // serveSQLite serves the dashboard over a client on a SQLite file of the

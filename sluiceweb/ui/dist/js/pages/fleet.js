@@ -1,10 +1,11 @@
 // Queues and clients: where jobs wait, and the processes that work them.
-import { html, useEffect } from "../vendor/htm-preact.js";
+import { html, useEffect, useState } from "../vendor/htm-preact.js";
 import { get, request } from "../api.js";
 import { useResource } from "../live.js";
 import { href } from "../router.js";
 import { num } from "../format.js";
 import { STATUSES, Rel, Problem, toast } from "../ui.js";
+import { Keys, KeyLimitsEditor, useKeys, limitsOf, keyWords } from "./keys.js";
 
 // limits describes a queue's stored limits, empty when it has none.
 function limits(q) {
@@ -33,9 +34,11 @@ function PauseButton({ q, done }) {
 export function Queues() {
   const res = useResource(() => get("queues"), [], () => true, 1500);
   const items = (res.data && res.data.items) || [];
+  const keys = useKeys(items.map((q) => q.name));
+  const [edit, setEdit] = useState(null);
   return html`
     <div class="page-head"><div><h1>Queues</h1>
-      <div class="sub">Each queue's jobs by status, the clients online that work it, and its flow control.</div></div></div>
+      <div class="sub">Each queue's jobs by status, the clients online that work it, its flow control, and the keys of its jobs.</div></div></div>
     <${Problem} error=${res.error} what="Listing queues" />
     <section class="panel" aria-label="Queues">
       ${res.data && !items.length ? html`<div class="empty">No queue has jobs or workers.</div>` : html`<div class="table-wrap"><table>
@@ -50,10 +53,16 @@ export function Queues() {
             title=${q.counts.pending ? "jobs wait and no client online works this queue" : ""}>0</span>`}</td>
           <td class="num">${num(q.workers)}</td>
           <td>${q.paused ? html`<span class="tag s-failed" style="color:var(--c)" data-paused=${q.name}>paused</span>` : html`<span class="faint">running</span>`}
-            ${limits(q) && html` <span class="muted" style="font-size:12.5px">${limits(q)}</span>`}</td>
-          <td><${PauseButton} q=${q} done=${res.reload} /></td>
+            ${limits(q) && html` <span class="muted" style="font-size:12.5px">${limits(q)}</span>`}
+            ${keyWords(limitsOf(keys, q.name)?.key_limits) && html`<div class="muted" style="font-size:12.5px">${keyWords(limitsOf(keys, q.name).key_limits)}</div>`}</td>
+          <td class="nowrap" style="text-align:right"><${PauseButton} q=${q} done=${res.reload} />
+            <button type="button" class="btn small" data-edit-keys=${q.name} onClick=${() => setEdit(q.name)}
+              title="The limits of each key of its jobs, their sequence and fair sharing">Key limits</button></td>
         </tr>`)}</tbody></table></div>`}
-    </section>`;
+    </section>
+    ${res.data && html`<${Keys} res=${keys} />`}
+    ${edit !== null && html`<${KeyLimitsEditor} queue=${edit} limits=${limitsOf(keys, edit)} close=${() => setEdit(null)}
+      saved=${() => { setEdit(null); keys.reload(); }} />`}`;
 }
 
 export function Clients() {

@@ -4,7 +4,7 @@ import { html, useEffect } from "../vendor/htm-preact.js";
 import { get, jobAction } from "../api.js";
 import { useResource, useEvents } from "../live.js";
 import { go } from "../router.js";
-import { when, jsonView, duration, between, isZero, clock } from "../format.js";
+import { when, jsonView, duration, between, isZero, clock, shortId } from "../format.js";
 import { Badge, Rel, Problem, ProgressBar, Copy, Icon, ask, toast } from "../ui.js";
 import { ACTIONS } from "../actions.js";
 import { lastList } from "./jobs.js";
@@ -12,7 +12,8 @@ import { lastList } from "./jobs.js";
 // explainTone colours the explanation by its reason.
 const explainTone = {
   finished: "", scheduled: "s-pending", backoff: "s-pending", no_worker: "s-failed", queue_busy: "s-pending",
-  free_worker: "s-processing", running: "s-processing", holder_silent: "s-failed",
+  free_worker: "s-processing", running: "s-processing", holder_silent: "s-failed", waiting: "s-pending", paused: "s-pending",
+  queue_limit: "s-pending", sequence: "s-pending", key_limit: "s-pending", key_rate: "s-pending", fair_share: "s-pending",
 };
 
 export function Job({ id }) {
@@ -109,7 +110,10 @@ function Explain({ explain }) {
   if (!explain || explain.error) return null;
   return html`<div class=${"explain " + (explainTone[explain.reason] || "")} role="status" aria-live="polite">
     <${Icon} name="info" />
-    <div><strong>${explain.reason.replace("_", " ")}</strong> · <span data-testid="explain">${explain.text}</span></div>
+    <div><strong data-testid="explain-reason">${explain.reason.replace("_", " ")}</strong> · <span data-testid="explain">${explain.text}</span>
+      ${explain.ahead && html`<div class="explain-links">The job ahead in the sequence of key${" "}
+        <a class="mono" href=${"#/jobs?keys=" + encodeURIComponent(explain.key)}>${explain.key}</a>:${" "}
+        <a class="mono" data-testid="explain-ahead" href=${"#/jobs/" + encodeURIComponent(explain.ahead)}>${shortId(explain.ahead)}</a></div>`}</div>
   </div>`;
 }
 
@@ -168,6 +172,12 @@ function Logs({ job }) {
   <//>`;
 }
 
+// SEQUENCE says what each sequence policy does.
+const SEQUENCE = {
+  hold: "its key's jobs run one at a time, in order, held behind one that fails",
+  continue: "its key's jobs run one at a time, in order, going on past one that fails",
+};
+
 function Facts({ job }) {
   const rows = [
     ["Queue", html`<a href=${"#/jobs?queues=" + encodeURIComponent(job.queue)}>${job.queue}</a>`],
@@ -181,6 +191,9 @@ function Facts({ job }) {
     !isZero(job.finalized_at) && !isZero(job.created_at) && ["Total time", duration(between(job.created_at, job.finalized_at))],
     job.locked_by && ["Held by", html`<span class="mono">${job.locked_by}</span>`],
     !isZero(job.locked_until) && ["Lease until", html`<${Rel} t=${job.locked_until} />`],
+    job.key && ["Key", html`<a class="mono" data-testid="job-key" href=${"#/jobs?keys=" + encodeURIComponent(job.key)}>${job.key}</a>`],
+    job.sequence && ["Sequence", html`<span data-testid="job-sequence">${job.sequence}</span>${" "}
+      <span class="faint">${SEQUENCE[job.sequence] ? "· " + SEQUENCE[job.sequence] : ""}</span>`],
     job.unique_key && ["Unique key", html`<a class="mono" href=${"#/jobs?unique_key=" + encodeURIComponent(job.unique_key)}>${job.unique_key}</a>`],
     job.tags && job.tags.length && ["Tags", job.tags.map((t) => html`<a class="tag" href=${"#/jobs?tags=" + encodeURIComponent(t)}>${t}</a>`)],
     job.depends_on && job.depends_on.length && [job.waiting ? "Waits for" : "Depended on",

@@ -9,7 +9,7 @@ import { STATUSES, Badge, Rel, Problem, ProgressBar, Icon, ask, toast } from "..
 import { ACTIONS } from "../actions.js";
 
 // FILTERS are the URL parameters that select jobs, as the API names them.
-const LISTS = ["statuses", "topics", "queues", "tags"];
+const LISTS = ["statuses", "topics", "queues", "tags", "keys"];
 const SINGLES = ["unique_key", "created_from", "created_before", "run_at_from", "run_at_before"];
 
 // lastList is the jobs list last shown, for the way back from a job.
@@ -72,7 +72,7 @@ export function Jobs({ route }) {
 function Filters({ f, st, set }) {
   const toggle = (k, v) => set({ [k]: f[k].includes(v) ? f[k].filter((x) => x !== v) : [...f[k], v] });
   const names = (by, chosen) => [...new Set([...Object.keys(by || {}), ...chosen])].sort();
-  const more = SINGLES.slice(1).some((k) => f[k]) || f.tags.length || f.topics.length || f.queues.length;
+  const more = SINGLES.slice(1).some((k) => f[k]) || f.tags.length || f.keys.length || f.topics.length || f.queues.length;
   return html`<div class="filters">
     <div class="filter-row">
       <${Search} f=${f} set=${set} />
@@ -83,12 +83,13 @@ function Filters({ f, st, set }) {
       ${hasFilter(f) && html`<a href="#/jobs" class="muted" style="font-size:12.5px">Clear filters</a>`}
     </div>
     <details class="more" open=${more}>
-      <summary>Topics, queues, tags and times</summary>
+      <summary>Topics, queues, tags, keys and times</summary>
       <div class="stack" style="gap:10px">
         <${ChipRow} label="Topics" values=${names(st && st.by_topic, f.topics)} chosen=${f.topics} on=${(v) => toggle("topics", v)} />
         <${ChipRow} label="Queues" values=${names(st && st.by_queue, f.queues)} chosen=${f.queues} on=${(v) => toggle("queues", v)} />
         <div class="more-filters">
           <${TextFilter} label="Tags (all of, comma-separated)" value=${f.tags.join(",")} on=${(v) => set({ tags: v.split(",").map((s) => s.trim()).filter(Boolean) })} />
+          <${TextFilter} label="Keys (any of, comma-separated)" name="keys" value=${f.keys.join(",")} on=${(v) => set({ keys: v.split(",").map((s) => s.trim()).filter(Boolean) })} />
           ${[["created_from", "Created from"], ["created_before", "Created before"], ["run_at_from", "Runs from"], ["run_at_before", "Runs before"]].map(([k, label]) => html`
             <label class="field">${label}<input type="datetime-local" value=${toLocalInput(f[k])}
               onChange=${(e) => set({ [k]: fromLocalInput(e.target.value) })} /></label>`)}
@@ -106,8 +107,8 @@ function ChipRow({ label, values, chosen, on }) {
   </div>`;
 }
 
-function TextFilter({ label, value, on }) {
-  return html`<label class="field">${label}<input type="text" value=${value}
+function TextFilter({ label, name, value, on }) {
+  return html`<label class="field">${label}<input type="text" name=${name} value=${value}
     onKeyDown=${(e) => e.key === "Enter" && on(e.target.value)} onBlur=${(e) => e.target.value !== value && on(e.target.value)} /></label>`;
 }
 
@@ -207,6 +208,7 @@ function Table({ items, sel, setSel, setAll, loading }) {
       <td class="check"><input type="checkbox" aria-label=${"Select job " + j.id} checked=${sel.has(j.id)} onChange=${() => toggle(j.id)} /></td>
       <td><${Badge} status=${j.status} /></td>
       <td><div class="nowrap"><a href=${"#/jobs/" + j.id} tabindex="-1"><strong>${j.topic}</strong></a>
+        ${j.key && html` <span class="key-name hide-sm" title=${"key" + (j.sequence ? ", in sequence (" + j.sequence + ")" : "")}>${j.key}</span>`}
         ${(j.tags || []).slice(0, 2).map((t) => html` <span class="tag hide-sm">${t}</span>`)}${j.tags && j.tags.length > 2 ? html` <span class="faint hide-sm">+${j.tags.length - 2}</span>` : ""}</div>
         <div class="id faint" title=${j.id}>${shortId(j.id)}</div></td>
       <td class="hide-sm">${j.queue}${j.priority ? html` <span class="faint">p${j.priority}</span>` : ""}</td>
