@@ -321,6 +321,9 @@ type Executor interface {
 	// KeyExecutor holds the operations on limits per topic and per key,
 	// and on sequences.
 	KeyExecutor
+
+	// GroupExecutor holds the operations on workflows and batches.
+	GroupExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then
@@ -434,6 +437,12 @@ type JobRow struct {
 	// in its queue: the jobs of one sequence run one at a time, in the
 	// order of their IDs (see [SequencePolicy]).
 	Sequence SequencePolicy `json:"sequence,omitempty"`
+	// GroupID is the workflow or batch the job belongs to, empty for none
+	// (see [GroupExecutor]); Task is its name in a workflow.
+	GroupID string `json:"group_id,omitempty"`
+	Task    string `json:"task,omitempty"`
+	// CallbackOf is the group whose callback the job is, empty for none.
+	CallbackOf string `json:"callback_of,omitempty"`
 }
 
 // MaxErrorsKept is how many attempt errors a driver keeps per job; older
@@ -490,6 +499,12 @@ type JobInsert struct {
 	// policy, empty for a job in no sequence (which needs a Key).
 	Key      string
 	Sequence SequencePolicy
+	// GroupID and Task are the job's group and its task name in it, and
+	// CallbackOf the group it is a callback of; empty for none. Only
+	// [GroupExecutor] sets them.
+	GroupID    string `json:"group_id,omitempty"`
+	Task       string `json:"task,omitempty"`
+	CallbackOf string `json:"callback_of,omitempty"`
 }
 
 // JobInsertResult is the outcome of inserting one job.
@@ -571,6 +586,12 @@ type JobFinalize struct {
 	// inserted as JobInsertMany would insert them; they must not have a
 	// UniqueKey.
 	Insert []*JobInsert
+	// GroupID is the job's group, empty for none. An item with a GroupID
+	// whose outcome is final and that matches settles its group in the
+	// same transaction when the outcome leaves it done (see
+	// [GroupExecutor.GroupSettle]): its callbacks are inserted with the
+	// outcome that finished it, once.
+	GroupID string
 }
 
 // JobHeartbeatParams are the params of [Executor.JobHeartbeat].

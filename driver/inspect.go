@@ -28,6 +28,11 @@ type JobFilter struct {
 	// Keys, when not empty, selects jobs with one of these keys (see
 	// [JobRow.Key]).
 	Keys []string
+	// GroupIDs, when not empty, selects the jobs of these groups (see
+	// [JobRow.GroupID]).
+	GroupIDs []string
+	// IDs, when not empty, selects these jobs.
+	IDs []string
 }
 
 // JobListParams are the params of [Executor.JobList].

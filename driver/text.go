@@ -62,24 +62,26 @@ func MatchableAmong[S ~string](texts []S) ([]S, bool) {
 }
 
 // Matchable returns f without the values that break the text rule in its
-// lists of alternatives (Statuses, Topics, Queues, Keys, and Tags with
-// AnyTag),
+// lists of alternatives (Statuses, Topics, Queues, Keys, GroupIDs, IDs, and
+// Tags with AnyTag),
 // and false when f can select no job: a value it requires (UniqueKey, a
 // tag without AnyTag, a metadata key or value) breaks the rule, or a list
 // of alternatives holds only such values. f itself is not changed.
 func (f *JobFilter) Matchable() (JobFilter, bool) {
 	g := *f
-	var statuses, topics, queues, keys, tags bool
+	var statuses, topics, queues, keys, groups, ids, tags bool
 	g.Statuses, statuses = MatchableAmong(f.Statuses)
 	g.Topics, topics = MatchableAmong(f.Topics)
 	g.Queues, queues = MatchableAmong(f.Queues)
 	g.Keys, keys = MatchableAmong(f.Keys)
+	g.GroupIDs, groups = MatchableAmong(f.GroupIDs)
+	g.IDs, ids = MatchableAmong(f.IDs)
 	if f.AnyTag {
 		g.Tags, tags = MatchableAmong(f.Tags)
 	} else {
 		tags = Matchable(f.Tags...)
 	}
-	ok := statuses && topics && queues && keys && tags && Matchable(f.UniqueKey)
+	ok := statuses && topics && queues && keys && groups && ids && tags && Matchable(f.UniqueKey)
 	for k, v := range f.Metadata {
 		ok = ok && Matchable(k, v)
 	}

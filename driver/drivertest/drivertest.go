@@ -37,7 +37,7 @@ type Setup[TTx any] struct {
 // Subtests are grouped by operation (Insert, Unique, Claim, Finalize,
 // Progress, Heartbeat, Rescue, Get, List, Stats, QueueLoad, Changes, Act, Clean,
 // Presence, History, Migrate, CancelledContext, Notifier, Observe, Schedule,
-// Flow, Text, Keys).
+// Flow, Text, Keys, Groups).
 // A subtest that checks an operation's effect runs twice: once through
 // [driver.Driver.Executor] (subtest "Executor") and once through
 // [driver.Driver.UnwrapExecutor] on a transaction that is then committed
@@ -72,6 +72,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Schedule", scheduleCases[TTx]()},
 		{"Flow", flowCases[TTx]()},
 		{"Keys", keyCases[TTx]()},
+		{"Groups", groupCases[TTx]()},
 		{"Text", textCases[TTx]()},
 	}
 	for _, g := range groups {

@@ -110,7 +110,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Driver {
 		d.setErr(errors.New("pgxdriver: New: nil *pgxpool.Pool"))
 	}
 	d.inserts = batch.New(maxCombined, insertSize, d.insertCombined)
-	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel(), d.queuesTable(), d.limitsTable())
+	d.q = newQueries(d.ident(d.table), d.countsTable(), d.countLogTable(), d.channel(), d.queuesTable(), d.limitsTable(), d.groupsTable())
 	return d
 }
 

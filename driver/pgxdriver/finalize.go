@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -68,13 +69,67 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(stmts) == 0 {
 		return matched, nil
 	}
-	if err := e.queryBatch(ctx, lazy, stmts...); err != nil {
+	queues, err := e.finalizeStmts(ctx, p, stmts, matched)
+	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
-	if queues := ins.matchedQueues(matched, withIns.index); len(queues) > 0 {
+	queues = append(queues, ins.matchedQueues(matched, withIns.index)...)
+	if len(queues) > 0 {
 		e.notifyAfter(queues)
 	}
 	return matched, nil
+}
+
+// finalizeStmts runs the statements of a finalize: in one round trip
+// when no item ends a job of a group, else in a transaction that then
+// settles the groups of the items that matched with a final status (see
+// driver.JobFinalize.GroupID), and returns the queues of the callbacks it
+// inserted.
+func (e *executor) finalizeStmts(ctx context.Context, p *driver.JobFinalizeParams, stmts []batchStmt, matched []bool) ([]string, error) {
+	var now time.Time
+	grouped := false
+	for _, it := range p.Jobs {
+		if it.GroupID != "" && it.Status.Finished() {
+			grouped = true
+			now = maxTime(now, it.FinalizedAt)
+		}
+	}
+	if !grouped {
+		return nil, e.queryBatch(ctx, lazy, stmts...)
+	}
+	var queues []string
+	err := e.atomic(ctx, func(db dbtx) error {
+		in := &executor{d: e.d, db: db, inTx: true}
+		if !e.inTx {
+			if _, err := db.Exec(ctx, lazy); err != nil {
+				return err
+			}
+		}
+		if err := in.queryEach(ctx, stmts...); err != nil {
+			return err
+		}
+		var ids []pgtype.UUID
+		for i, it := range p.Jobs {
+			if id, ok := parseUUID(it.GroupID); ok && matched[i] && it.Status.Finished() && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		var err error
+		_, queues, err = e.settle(ctx, db, ids, now)
+		return err
+	})
+	return queues, err
+}
+
+// maxTime returns the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // insertArrays are the parallel arrays of the jobs finalizeInsertSQL

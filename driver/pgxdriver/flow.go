@@ -17,6 +17,9 @@ import (
 // queuesTable is the qualified, quoted table of queue states.
 func (d *Driver) queuesTable() string { return d.ident(d.table + "_queues") }
 
+// groupsTable is the qualified, quoted table of groups.
+func (d *Driver) groupsTable() string { return d.ident(d.table + "_groups") }
+
 // limitsTable is the qualified, quoted table of limits.
 func (d *Driver) limitsTable() string { return d.ident(d.table + "_limits") }
 

@@ -226,7 +226,7 @@ func uniqueArgs(j *driver.JobInsert) []any {
 	id, _ := parseUUID(j.ID) // checked by JobInsertMany
 	return []any{id, j.Topic, j.Queue, j.Priority, string(j.Payload), j.MaxRetries,
 		j.RunAt, j.CreatedAt, j.UniqueKey, nullTags(j.Tags), nullText(j.Metadata),
-		nullString(j.Key), nullString(string(j.Sequence))}
+		nullString(j.Key), nullString(string(j.Sequence)), nullString(j.GroupID), nullString(j.Task), nullString(j.CallbackOf)}
 }
 
 // nullTags returns tags as a text array parameter, NULL when empty.
@@ -237,15 +237,22 @@ func nullTags(tags []string) []string {
 	return tags
 }
 
-// tagged reports whether any of jobs has tags, metadata, a key or a
-// sequence: the columns of the insertTagged statement.
+// tagged reports whether any of jobs has tags, metadata, a key, a
+// sequence, a group or a group it is a callback of: the columns of the
+// insertTagged statement.
 func tagged(jobs []*driver.JobInsert) bool {
 	for _, j := range jobs {
-		if len(j.Tags) > 0 || j.Metadata != nil || j.Key != "" || j.Sequence != "" {
+		if len(j.Tags) > 0 || j.Metadata != nil || j.Key != "" || j.Sequence != "" || j.GroupID != "" || j.CallbackOf != "" {
 			return true
 		}
 	}
 	return false
+}
+
+// nullUUID returns id as a uuid parameter, NULL when empty.
+func nullUUID(id string) pgtype.UUID {
+	u, _ := parseUUID(id) // invalid when empty; checked by the client otherwise
+	return u
 }
 
 // queueInsertRows queues on b the insert of jobs, which have no unique
@@ -305,11 +312,13 @@ func taggedArgs(jobs []*driver.JobInsert) []any {
 	n := len(jobs)
 	tags, metadata := make([]pgtype.Text, n), make([]pgtype.Text, n)
 	keys, sequences := make([]pgtype.Text, n), make([]pgtype.Text, n)
+	groups, tasks, callbacks := make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 	for i, j := range jobs {
 		tags[i], metadata[i] = nullText(rowcodec.StringsJSON(j.Tags)), nullText(j.Metadata)
 		keys[i], sequences[i] = nullString(j.Key), nullString(string(j.Sequence))
+		groups[i], tasks[i], callbacks[i] = nullString(j.GroupID), nullString(j.Task), nullString(j.CallbackOf)
 	}
-	return append(insertArgs(jobs), tags, metadata, keys, sequences)
+	return append(insertArgs(jobs), tags, metadata, keys, sequences, groups, tasks, callbacks)
 }
 
 // copyColumnsFor returns the columns COPY fills for jobs: copyColumns,
@@ -318,7 +327,7 @@ func taggedArgs(jobs []*driver.JobInsert) []any {
 func copyColumnsFor(jobs []*driver.JobInsert) []string {
 	cols := copyColumns
 	if tagged(jobs) {
-		cols = append(slices.Clip(cols), "tags", "metadata", "key", "sequence")
+		cols = append(slices.Clip(cols), "tags", "metadata", "key", "sequence", "group_id", "task", "callback_of")
 	}
 	if waiting(jobs) {
 		cols = append(slices.Clip(cols), "depends_on", "wait_policy", "wait_run_at")
@@ -349,7 +358,8 @@ func copySource(jobs []*driver.JobInsert) pgx.CopyFromSource {
 			if j.Metadata != nil {
 				rest[1] = string(j.Metadata)
 			}
-			rest = rest[4:]
+			rest[4], rest[5], rest[6] = nullUUID(j.GroupID), nullString(j.Task), nullUUID(j.CallbackOf)
+			rest = rest[7:]
 		}
 		if waits {
 			deps, policy, runAt := waitColumns(j)

@@ -20,6 +20,9 @@ var dialect = &filtersql.Dialect{
 	In: func(col, ph string, vals []string) (string, any) {
 		return col + " = ANY(" + ph + "::text[])", vals
 	},
+	UUIDIn: func(col, ph string, vals []string) (string, any) {
+		return col + " = ANY(" + ph + "::uuid[])", vals
+	},
 	Time: func(t time.Time) any { return t },
 	// The GIN index over tags serves both: @> (every tag) and && (any).
 	Tags: func(ph string, tags []string, any bool) (string, any) {

@@ -142,7 +142,8 @@ func TestPlansWithStaleStatistics(t *testing.T) {
 		item[i], newIDs[i], texts[i] = int64(i+1), fmt.Sprintf("0190f5d2-0000-7000-9000-%012d", i), "{}"
 	}
 	requireNoCrossJoin(t, pool, "finalizeInsert", d.FinalizeInsertQuery(), append(args, item, newIDs, texts, texts, ints,
-		texts, ints, times, times, make([]*string, 1000), make([]*string, 1000), make([]*string, 1000), make([]*string, 1000)))
+		texts, ints, times, times, make([]*string, 1000), make([]*string, 1000), make([]*string, 1000), make([]*string, 1000),
+		make([]*string, 1000), make([]*string, 1000), make([]*string, 1000)))
 	requireNoCrossJoin(t, pool, "complete", d.CompleteQuery(), []any{ids, attempts, "c", attemptedAts, times})
 	requireNoCrossJoin(t, pool, "completeLogs", d.CompleteLogsQuery(), []any{ids, attempts, "c", attemptedAts, times,
 		make([]*string, 1000), make([]*int32, 1000)})

@@ -14,7 +14,8 @@ import (
 const columns = "j.id, j.topic, j.queue, j.priority, j.payload, j.status, j.attempt, j.max_retries, " +
 	"coalesce(j.wait_run_at, j.run_at) AS run_at, j.created_at, j.attempted_at, j.finalized_at, j.locked_until, j.locked_by, " +
 	"j.unique_key, j.errors, j.result, j.attempted_by, j.progress, j.tags, j.metadata, j.logs, " +
-	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting, j.key, j.sequence"
+	"j.depends_on, (j.wait_policy IS NOT NULL AND j.status = 'pending') AS waiting, j.key, j.sequence, " +
+	"j.group_id, j.task, j.callback_of"
 
 // The driver's SQL. {t} is the quoted, qualified table, {cols} the columns
 // scanRow reads, {finalizeErrors} and {rescueErrors} the errors column of j
@@ -33,43 +34,49 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[]
 	// job's tags arrive as a JSON array and its metadata as JSON text
 	// (NULL for none), since an array of arrays cannot be ragged.
 	insertTaggedSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata, key, sequence)
+	max_retries, run_at, created_at, tags, metadata, key, sequence, group_id, task, callback_of)
 SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
 	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-	u.metadata::jsonb, u.key, u.sequence
+	u.metadata::jsonb, u.key, u.sequence, u.group_id::uuid, u.task, u.callback_of::uuid
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
-	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[])
-	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence)`
+	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
+	$13::text[], $14::text[], $15::text[])
+	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence,
+		group_id, task, callback_of)`
 
 	// insertWaitingSQL is insertTaggedSQL for a batch with jobs waiting for
-	// others (see [driver.JobInsert.DependsOn]): $13 their dependencies (a
-	// JSON array; NULL for a job that waits for none), $14 their policies,
-	// $15 the run times they were enqueued with, while $7 holds
+	// others (see [driver.JobInsert.DependsOn]): $16 their dependencies (a
+	// JSON array; NULL for a job that waits for none), $17 their policies,
+	// $18 the run times they were enqueued with, while $7 holds
 	// driver.WaitingRunAt for them. A waiting job is stored waiting by its
 	// insert, not by an update after it.
 	insertWaitingSQL = `INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata, key, sequence, depends_on, wait_policy, wait_run_at)
+	max_retries, run_at, created_at, tags, metadata, key, sequence, group_id, task, callback_of,
+	depends_on, wait_policy, wait_run_at)
 SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at, u.created_at,
 	CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-	u.metadata::jsonb, u.key, u.sequence, u.deps::jsonb, u.policy, u.wait_run_at
+	u.metadata::jsonb, u.key, u.sequence, u.group_id::uuid, u.task, u.callback_of::uuid,
+	u.deps::jsonb, u.policy, u.wait_run_at
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
 	$7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
-	$13::text[], $14::text[], $15::timestamptz[])
+	$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[])
 	AS u(id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence,
-		deps, policy, wait_run_at)`
+		group_id, task, callback_of, deps, policy, wait_run_at)`
 
 	// insertUniqueSQL inserts one job unless a live job has its unique key,
 	// and returns the new row (false) or the live one (true). $1 id, $2
 	// topic, $3 queue, $4 priority, $5 payload, $6 max_retries, $7 run_at,
 	// $8 created_at, $9 unique_key, $10 tags, $11 metadata, $12 key, $13
-	// sequence. The live row is read only when nothing
+	// sequence, $14 group_id, $15 task, $16 callback_of. The live row is
+	// read only when nothing
 	// was inserted; it is visible to this statement unless it was committed
 	// after the statement began, and then nothing is returned and the
 	// caller runs the statement again.
 	insertUniqueSQL = `WITH ins AS (
 	INSERT INTO {t} AS j (id, topic, queue, priority, payload, status, attempt,
-		max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence)
-	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9, $10::text[], $11::text::jsonb, $12, $13)
+		max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence, group_id, task, callback_of)
+	VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending', 0, $6, $7, $8, $9, $10::text[], $11::text::jsonb, $12, $13,
+		$14::uuid, $15, $16::uuid)
 	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 	DO NOTHING
 	RETURNING {cols}
@@ -172,13 +179,15 @@ RETURNING i.ord`
 	// insertRowsSQL takes them.
 	finalizeInsertSQL = `WITH done AS (` + finalizeSQL + `),
 ins AS (INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, tags, metadata, key, sequence)
+	max_retries, run_at, created_at, tags, metadata, key, sequence, group_id, task, callback_of)
 	SELECT u.id, u.topic, u.queue, u.priority, u.payload::jsonb, 'pending', 0, u.max_retries, u.run_at,
 		u.created_at, CASE WHEN u.tags IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)) END,
-		u.metadata::jsonb, u.key, u.sequence
+		u.metadata::jsonb, u.key, u.sequence, u.group_id::uuid, u.task, u.callback_of::uuid
 	FROM unnest($14::int8[], $15::uuid[], $16::text[], $17::text[], $18::int[], $19::text[], $20::int[],
-		$21::timestamptz[], $22::timestamptz[], $23::text[], $24::text[], $25::text[], $26::text[])
-		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence)
+		$21::timestamptz[], $22::timestamptz[], $23::text[], $24::text[], $25::text[], $26::text[],
+		$27::text[], $28::text[], $29::text[])
+		AS u(item, id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, key, sequence,
+			group_id, task, callback_of)
 	WHERE u.item IN (SELECT ord FROM done))
 SELECT ord FROM done`
 
@@ -264,10 +273,12 @@ type queries struct {
 	wait, queueSet, queueList, anyWaiting, waiting, depStatus, release, releaseCancel string
 	// keys holds the statements of limits per topic and per key.
 	keys keyQueries
+	// groups holds the statements of workflows and batches.
+	groups groupQueries
 }
 
-func newQueries(table, counts, countLog, channel, queues, limits string) *queries {
-	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues, "{l}", limits,
+func newQueries(table, counts, countLog, channel, queues, limits, groups string) *queries {
+	r := strings.NewReplacer("{t}", table, "{cols}", columns, "{q}", queues, "{l}", limits, "{g}", groups,
 		"{finalizeErrors}", appendError("i.error::jsonb"),
 		"{rescueErrors}", appendError("$2::text::jsonb || "+attemptJSON))
 	fill := func(query string) string {
@@ -276,6 +287,7 @@ func newQueries(table, counts, countLog, channel, queues, limits string) *querie
 	}
 	return &queries{
 		keys:          newKeyQueries(r),
+		groups:        newGroupQueries(r),
 		claimLock:     fill(claimLockSQL),
 		claimLockLazy: fill(claimLockLazySQL),
 		wait:          r.Replace(waitSQL),

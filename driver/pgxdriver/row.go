@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -38,6 +39,14 @@ func parseUUID(id string) (u pgtype.UUID, ok bool) {
 		return pgtype.UUID{}, false
 	}
 	return u, true
+}
+
+// uuidString returns u as text, empty when NULL.
+func uuidString(u pgtype.UUID) string {
+	if !u.Valid {
+		return ""
+	}
+	return uuid.UUID(u.Bytes).String()
 }
 
 // errorJSON returns e as stored in the errors column, its time in UTC.
@@ -92,6 +101,8 @@ type rowScanner struct {
 	attemptedAt, finalizedAt, lockedUntil pgtype.Timestamptz
 	topic, queue, status, lockedBy        []byte
 	uniqueKey, attemptedBy, key, sequence []byte
+	task                                  []byte
+	groupID, callbackOf                   pgtype.UUID
 	payload, errs, result, progress       []byte
 	tags                                  []string
 	metadata, logs, dependsOn             []byte
@@ -115,7 +126,7 @@ func (r *rowScanner) init(borrowed bool, lead []any) {
 		&r.attempt, &r.maxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
 		&r.finalizedAt, &r.lockedUntil, text(&r.lockedBy), text(&r.uniqueKey), &r.errs, &r.result,
 		text(&r.attemptedBy), &r.progress, &r.tags, &r.metadata, &r.logs,
-		&r.dependsOn, &r.waiting, text(&r.key), text(&r.sequence))
+		&r.dependsOn, &r.waiting, text(&r.key), text(&r.sequence), &r.groupID, text(&r.task), &r.callbackOf)
 }
 
 // scan reads one row into a new job.
@@ -132,6 +143,7 @@ func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 		FinalizedAt: fromNullTime(r.finalizedAt), LockedUntil: fromNullTime(r.lockedUntil),
 		LockedBy: r.name(r.lockedBy), UniqueKey: string(r.uniqueKey), AttemptedBy: r.name(r.attemptedBy),
 		Key: string(r.key), Sequence: driver.SequencePolicy(r.name(r.sequence)),
+		GroupID: uuidString(r.groupID), Task: string(r.task), CallbackOf: uuidString(r.callbackOf),
 	}
 	if len(r.payload) > 0 {
 		j.Payload = r.payload

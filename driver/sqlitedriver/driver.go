@@ -28,6 +28,7 @@ type Driver struct {
 	q   *queries
 	fq  *flowQueries
 	kq  *keyQueries
+	gq  *groupQueries
 	// dialect writes the driver's filters.
 	dialect *filtersql.Dialect
 	// writes serializes the writes this driver makes on its own handle:
@@ -118,6 +119,7 @@ func New(db *sql.DB, opts ...Option) *Driver {
 	d.q = newQueries(d.table)
 	d.fq = newFlowQueries(d.table)
 	d.kq = newKeyQueries(d.table)
+	d.gq = newGroupQueries(d.table)
 	d.dialect = newDialect(d.table)
 	d.stmts.db = db
 	d.readStmts.db = d.readDB

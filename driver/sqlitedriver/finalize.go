@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/rowcodec"
@@ -49,7 +51,11 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		if err := counts.apply(ctx, r); err != nil {
 			return err
 		}
-		inserted, err = insertFor(ctx, r, p.Jobs, matched)
+		if inserted, err = insertFor(ctx, r, p.Jobs, matched); err != nil {
+			return err
+		}
+		callbacks, err := e.settleFinalized(ctx, r, p.Jobs, matched)
+		inserted = append(inserted, callbacks...)
 		return err
 	})
 	if err != nil {
@@ -99,6 +105,29 @@ func checkInserts(items []*driver.JobFinalize) error {
 		}
 	}
 	return nil
+}
+
+// settleFinalized settles, through r, the groups of the items that
+// matched with a final status (see driver.JobFinalize.GroupID), and
+// returns the callbacks it inserted.
+func (e *executor) settleFinalized(ctx context.Context, r runner, items []*driver.JobFinalize, matched []bool) ([]driver.JobInsertResult, error) {
+	var ids []string
+	var now time.Time
+	for i, it := range items {
+		if it.GroupID != "" && matched[i] && it.Status.Finished() {
+			if !slices.Contains(ids, it.GroupID) {
+				ids = append(ids, it.GroupID)
+			}
+			if it.FinalizedAt.After(now) {
+				now = it.FinalizedAt
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	_, inserted, err := e.settle(ctx, r, ids, now)
+	return inserted, err
 }
 
 // insertFor inserts through r the jobs of the items that matched, and

@@ -107,7 +107,8 @@ func sharedOf(j *driver.JobInsert) sharedCols {
 // sequence, or waiting for others, with insertTagged.
 func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
 	full := func(j *driver.JobInsert) bool {
-		return len(j.Tags) > 0 || j.Metadata != nil || len(j.DependsOn) > 0 || j.Key != "" || j.Sequence != ""
+		return len(j.Tags) > 0 || j.Metadata != nil || len(j.DependsOn) > 0 || j.Key != "" || j.Sequence != "" ||
+			j.GroupID != "" || j.CallbackOf != ""
 	}
 	var tagged []*driver.JobInsert
 	for i, j := range jobs {
@@ -133,7 +134,7 @@ func planInsert(q *queries, jobs []*driver.JobInsert) []insertStep {
 // insertTagged: a waiting job is stored waiting by its insert.
 func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert) []insertStep {
 	for _, c := range chunks(jobs, insertRowsMax) {
-		args := make([]any, 0, len(c)*15)
+		args := make([]any, 0, len(c)*18)
 		for _, j := range c {
 			runAt, deps, policy, waitRunAt := micros(j.RunAt), any(nil), any(nil), any(nil)
 			if len(j.DependsOn) > 0 {
@@ -142,7 +143,8 @@ func appendTaggedSteps(steps []insertStep, q *queries, jobs []*driver.JobInsert)
 			}
 			args = append(args, j.ID, j.Topic, j.Queue, int64(j.Priority), string(j.Payload),
 				int64(j.MaxRetries), runAt, micros(j.CreatedAt), nullJSON(rowcodec.StringsJSON(j.Tags)),
-				nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)), deps, policy, waitRunAt)
+				nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)), nullString(j.GroupID),
+				nullString(j.Task), nullString(j.CallbackOf), deps, policy, waitRunAt)
 		}
 		steps = append(steps, insertStep{q.insertTagged[bits.Len(uint(len(c)))-1], args})
 	}
@@ -218,7 +220,8 @@ func chunks(jobs []*driver.JobInsert, max int) [][]*driver.JobInsert {
 func insertUnique(ctx context.Context, r runner, q *queries, j *driver.JobInsert) (*driver.JobRow, error) {
 	res, err := r.exec(ctx, q.insertUnique, j.ID, j.Topic, j.Queue, int64(j.Priority),
 		string(j.Payload), int64(j.MaxRetries), micros(j.RunAt), micros(j.CreatedAt), j.UniqueKey,
-		nullJSON(rowcodec.StringsJSON(j.Tags)), nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)))
+		nullJSON(rowcodec.StringsJSON(j.Tags)), nullJSON(j.Metadata), nullString(j.Key), nullString(string(j.Sequence)),
+		nullString(j.GroupID), nullString(j.Task), nullString(j.CallbackOf))
 	if err != nil {
 		return nil, err
 	}

@@ -279,20 +279,9 @@ func (e *executor) KeyUse(ctx context.Context, p *driver.KeyUseParams) (*driver.
 // SequencedQueues walks the queues of the sequence index with one query.
 func (e *executor) SequencedQueues(ctx context.Context, _ *driver.SequencedQueuesParams) ([]string, error) {
 	var queues []string
-	err := e.read(ctx, "sequenced queues", func(r runner) error {
-		rows, err := r.query(ctx, e.d.kq.sequencedQueues)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var q string
-			if err := rows.Scan(&q); err != nil {
-				return err
-			}
-			queues = append(queues, q)
-		}
-		return rows.Err()
+	err := e.read(ctx, "sequenced queues", func(r runner) (err error) {
+		queues, err = queryStrings(ctx, r, e.d.kq.sequencedQueues)
+		return err
 	})
 	return queues, err
 }

@@ -97,13 +97,13 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 
 // indexSuffixes are the suffixes of the names derived from the jobs
 // table's: each of its indexes and triggers, the tables of client records,
-// counts, schedules, actions, queue states and limits, is named
+// counts, schedules, actions, queue states, limits and groups, is named
 // <table>_suffix.
 var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx",
 	"finalized_idx", "failed_idx", "clients", "counts", "count_ins", "count_del", "count_upd",
 	"tags", "tags_ins", "tags_del", "tags_upd",
 	"schedules", "sched_due_idx", "acts", "acts_idx", "queues", "waiting_idx",
-	"key_idx", "key_run_idx", "seq_idx", "limits"}
+	"key_idx", "key_run_idx", "seq_idx", "limits", "group_idx", "groups", "groups_at_idx", "unsettled_idx"}
 
 // migrationReplacer fills in a migration's placeholders for the jobs table
 // named table: {t} is the quoted table, {t_suffix} the quoted name

@@ -113,7 +113,7 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"count", q.count, []any{"pending", "q", "t", 1}, ""},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
-		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k", nil, nil, nil, nil}, ""},
+		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k", nil, nil, nil, nil, nil, nil, nil}, ""},
 		{"progress", q.progress, []any{"id", 1, "c", "{}", nil, nil}, "sqlite_autoindex_sluice_jobs_1"},
 		{"queueRunning", q.queueRunning, []any{"default"}, "sluice_jobs_lease_idx"},
 		{"queueAhead", q.queueAhead, []any{"default", 0, 1, "id", 1, 100, nil}, "sluice_jobs_claim_idx"},

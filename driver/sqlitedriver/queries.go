@@ -16,7 +16,7 @@ import (
 const columns = "id, topic, queue, priority, payload, status, attempt, max_retries, " +
 	"coalesce(wait_run_at, run_at), created_at, attempted_at, finalized_at, locked_until, locked_by, " +
 	"unique_key, errors, result, attempted_by, progress, tags, metadata, logs, " +
-	"depends_on, wait_policy IS NOT NULL AND status = 'pending', key, sequence"
+	"depends_on, wait_policy IS NOT NULL AND status = 'pending', key, sequence, group_id, task, callback_of"
 
 // Jobs without a unique key are inserted with multi-row INSERTs. A batch is
 // cut into chunks whose sizes are powers of two, so a few prepared statements
@@ -97,8 +97,8 @@ func newQueries(table string) *queries {
 	r := strings.NewReplacer("{t}", table, "{t_counts}", counts, "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept))
 	q := &queries{
 		insertUnique: r.Replace(`INSERT INTO {t} (id, topic, queue, priority, payload, status, attempt,
-	max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence)
-VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?)
+	max_retries, run_at, created_at, unique_key, tags, metadata, key, sequence, group_id, task, callback_of)
+VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'processing')
 DO NOTHING`),
 		selectLiveByKey: r.Replace(`SELECT ` + columns + ` FROM {t}
@@ -267,21 +267,21 @@ func insertRowsSQL(table string, n int) string {
 }
 
 // insertTaggedSQL returns a statement inserting n jobs into table (quoted),
-// fifteen variables each: those of insertRowsSQL, then tags, metadata,
-// key, sequence, and for a job waiting for others its dependencies, its
-// policy and the run time it was enqueued with (its run_at then
-// driver.WaitingRunAt).
+// eighteen variables each: those of insertRowsSQL, then tags, metadata,
+// key, sequence, group_id, task, callback_of, and for a job waiting for
+// others its dependencies, its policy and the run time it was enqueued
+// with (its run_at then driver.WaitingRunAt).
 func insertTaggedSQL(table string, n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
 	b.WriteString(table)
 	b.WriteString(" (id, topic, queue, priority, payload, max_retries, run_at, created_at, tags, metadata, " +
-		"key, sequence, depends_on, wait_policy, wait_run_at, status, attempt) VALUES ")
+		"key, sequence, group_id, task, callback_of, depends_on, wait_policy, wait_run_at, status, attempt) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',0)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',0)")
 	}
 	return b.String()
 }

@@ -65,13 +65,14 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
 		lockedBy, uniqueKey, attemptedBy      sql.NullString
 		key, sequence                         sql.NullString
+		groupID, task, callbackOf             sql.NullString
 		payload, errs, result, progress       []byte
 		tags, metadata, logs, dependsOn       []byte
 	)
 	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
 		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
 		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress,
-		&tags, &metadata, &logs, &dependsOn, &j.Waiting, &key, &sequence)
+		&tags, &metadata, &logs, &dependsOn, &j.Waiting, &key, &sequence, &groupID, &task, &callbackOf)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +91,7 @@ func scanRow(s scanner) (*driver.JobRow, error) {
 	j.UniqueKey = uniqueKey.String
 	j.Key = key.String
 	j.Sequence = driver.SequencePolicy(sequence.String)
+	j.GroupID, j.Task, j.CallbackOf = groupID.String, task.String, callbackOf.String
 	j.AttemptedBy = attemptedBy.String
 	if len(payload) > 0 {
 		j.Payload = payload

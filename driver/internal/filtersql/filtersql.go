@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/driver"
 )
 
@@ -18,6 +20,9 @@ type Dialect struct {
 	// In returns the condition that column col is one of vals, with ph the
 	// placeholder of the one argument it binds, and that argument.
 	In func(col, ph string, vals []string) (cond string, arg any)
+	// UUIDIn is In for a column of UUIDs (vals are canonical UUIDs); nil
+	// for a driver that stores them as text, where In serves.
+	UUIDIn func(col, ph string, vals []string) (cond string, arg any)
 	// Time returns t as the driver binds it.
 	Time func(t time.Time) any
 	// Tags returns the condition that a job carries every tag of tags
@@ -55,6 +60,12 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	q.In("topic", f.Topics)
 	q.In("queue", f.Queues)
 	q.In("key", f.Keys)
+	if len(f.GroupIDs) > 0 {
+		q.uuidIn("group_id", f.GroupIDs)
+	}
+	if len(f.IDs) > 0 {
+		q.uuidIn("id", f.IDs)
+	}
 	if f.UniqueKey != "" {
 		q.Add("unique_key = ", f.UniqueKey)
 	}
@@ -173,6 +184,29 @@ func (q *Query) In(col string, vals []string) {
 	q.conds = append(q.conds, cond)
 }
 
+// uuidIn adds the condition that col, a column of UUIDs, is one of ids;
+// values that are not canonical UUIDs name nothing, and ids with none
+// select nothing.
+func (q *Query) uuidIn(col string, ids []string) {
+	var kept []string
+	for _, id := range ids {
+		if u, err := uuid.Parse(id); err == nil && u.String() == id {
+			kept = append(kept, id)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+		q.Cond("FALSE")
+	case len(kept) == 1 || q.d.UUIDIn == nil:
+		q.In(col, kept)
+	default:
+		ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
+		cond, arg := q.d.UUIDIn(col, ph, kept)
+		q.Args = append(q.Args, arg)
+		q.conds = append(q.conds, cond)
+	}
+}
+
 func (q *Query) timeRange(col string, from, before time.Time) {
 	if !from.IsZero() {
 		q.AddTime(col+" >= ", from)
@@ -240,7 +274,7 @@ func (q *Query) CountsBy(table string) (string, []any) {
 // counts a driver keeps by status, queue and topic: f selects by nothing
 // else.
 func Counted(f *driver.JobFilter) bool {
-	return f.UniqueKey == "" && len(f.Keys) == 0 && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
+	return f.UniqueKey == "" && len(f.Keys) == 0 && len(f.GroupIDs) == 0 && len(f.IDs) == 0 && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
 		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0
 }
 

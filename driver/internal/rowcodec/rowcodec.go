@@ -60,6 +60,9 @@ func NewRow(j *driver.JobInsert) *driver.JobRow {
 		Waiting:    len(j.DependsOn) > 0,
 		Key:        j.Key,
 		Sequence:   j.Sequence,
+		GroupID:    j.GroupID,
+		Task:       j.Task,
+		CallbackOf: j.CallbackOf,
 	}
 }
 
