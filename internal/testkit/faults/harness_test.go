@@ -180,7 +180,7 @@ func newSQLiteTarget(t *testing.T) *target {
 	t.Cleanup(func() { _ = db.Close() })
 	_, err = db.Exec(faultjob.EffectsDDL)
 	require.NoError(t, err)
-	c, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{})
+	c, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{Queues: faultjob.Queues(0)})
 	require.NoError(t, err)
 	st := &faultjob.Store[*sql.Tx]{
 		Begin:    func(ctx context.Context) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
@@ -202,6 +202,9 @@ type testClient interface {
 	PauseQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	SetQueueLimits(ctx context.Context, queue string, l sluice.QueueLimits) (*sluice.QueueState, error)
+	SetKeyLimits(ctx context.Context, scope sluice.Scope, l sluice.KeyLimits) (*sluice.Limits, error)
+	EnqueueMany(ctx context.Context, params []sluice.EnqueueParams) ([]sluice.EnqueueResult, error)
+	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
 }
 
 // newPGTarget creates a database of the scenario's own on the test server,
@@ -239,7 +242,7 @@ func newPGTarget(t *testing.T) *target {
 	t.Cleanup(pool.Close)
 	_, err = pool.Exec(ctx, faultjob.EffectsDDL)
 	require.NoError(t, err)
-	c, err := sluice.NewClient(pgxdriver.New(pool), &sluice.Config{})
+	c, err := sluice.NewClient(pgxdriver.New(pool), &sluice.Config{Queues: faultjob.Queues(0)})
 	require.NoError(t, err)
 	st := &faultjob.Store[pgx.Tx]{
 		Begin:    func(ctx context.Context) (pgx.Tx, error) { return pool.Begin(ctx) },

@@ -25,6 +25,34 @@ const AppName = "sluice_faultworker"
 const EffectsDDL = `CREATE TABLE IF NOT EXISTS fault_effects (job_id TEXT NOT NULL, done_at BIGINT NOT NULL,
 	started_at BIGINT NOT NULL)`
 
+// ClientID is the Config.ClientID of the worker process pid, which
+// begins the LockedBy of every job it holds, so that the suite can tell
+// which process holds a job.
+func ClientID(pid int) string { return fmt.Sprintf("faultworker[%d]", pid) }
+
+// AttemptsDDL creates the table of attempts: one row per attempt a worker
+// began, written in a transaction of its own before the attempt's work
+// (see Worker.Attempts), so that it stays when the process is killed in
+// the middle of the attempt. started_at is in Unix microseconds on the
+// worker's clock, as in fault_effects.
+const AttemptsDDL = `CREATE TABLE IF NOT EXISTS fault_attempts (job_id TEXT NOT NULL, attempt INT NOT NULL,
+	started_at BIGINT NOT NULL)`
+
+// The queues of the keys scenario, besides sluice.QueueDefault: one whose
+// keys are limited in how many of their jobs run at once, and one whose
+// keys' jobs run in sequences.
+const (
+	KeyedQueue    = "keyed"
+	SequenceQueue = "sequences"
+)
+
+// Queues returns the queues the suite's clients know, each worked by
+// workers workers, or none for 0.
+func Queues(workers int) map[string]sluice.QueueConfig {
+	return map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: workers},
+		KeyedQueue: {MaxWorkers: workers}, SequenceQueue: {MaxWorkers: workers}}
+}
+
 // Args are the arguments of a fault job.
 type Args struct {
 	// N numbers the job within its producer.
@@ -32,7 +60,29 @@ type Args struct {
 }
 
 // Topic implements sluice.JobArgs.
-func (Args) Topic() string { return "fault" }
+func (Args) Topic() string { return Topic }
+
+// The topics of fault jobs: Args's, and KeyedArgs's.
+const (
+	Topic      = "fault"
+	KeyedTopic = "fault-keyed"
+)
+
+// KeyedArgs are the arguments of a fault job of a second topic that names
+// its key (sluice.KeyedArgs), so that jobs of one key can be of two
+// topics, worked by different processes.
+type KeyedArgs struct {
+	// N numbers the job within its producer.
+	N int `json:"n"`
+	// Key is the job's key.
+	Key string `json:"key"`
+}
+
+// Topic implements sluice.JobArgs.
+func (KeyedArgs) Topic() string { return KeyedTopic }
+
+// JobKey implements sluice.KeyedArgs.
+func (a KeyedArgs) JobKey() string { return a.Key }
 
 // Store is what the worker and the producer need of a database, whatever
 // its transaction type.
@@ -59,11 +109,35 @@ type Worker[TTx any] struct {
 	sluice.WorkerDefaults[Args]
 	Store *Store[TTx]
 	Delay time.Duration
+	// Attempts records each attempt's start in fault_attempts, committed
+	// before its work begins.
+	Attempts bool
 }
 
 // Work implements sluice.Worker.
 func (w *Worker[TTx]) Work(ctx context.Context, job *sluice.Job[Args]) error {
+	return w.work(ctx, job, job.JobRow)
+}
+
+// KeyedWorker works KeyedArgs jobs as its Worker works Args jobs.
+type KeyedWorker[TTx any] struct {
+	sluice.WorkerDefaults[KeyedArgs]
+	Worker *Worker[TTx]
+}
+
+// Work implements sluice.Worker.
+func (w *KeyedWorker[TTx]) Work(ctx context.Context, job *sluice.Job[KeyedArgs]) error {
+	return w.Worker.work(ctx, job, job.JobRow)
+}
+
+// work works ref, whose row is job.
+func (w *Worker[TTx]) work(ctx context.Context, ref sluice.JobRef, job *sluice.JobRow) error {
 	start := time.Now().UnixMicro()
+	if w.Attempts {
+		if err := w.record(ctx, job, start); err != nil {
+			return err
+		}
+	}
 	if !w.Store.WorkInTx {
 		if err := sleep(ctx, w.Delay); err != nil {
 			return err
@@ -83,7 +157,22 @@ func (w *Worker[TTx]) Work(ctx context.Context, job *sluice.Job[Args]) error {
 		job.ID, time.Now().UnixMicro(), start); err != nil {
 		return err
 	}
-	if err := sluice.ClientFromContext[TTx](ctx).Ack(ctx, tx, job); err != nil {
+	if err := sluice.ClientFromContext[TTx](ctx).Ack(ctx, tx, ref); err != nil {
+		return err
+	}
+	return w.Store.Commit(ctx, tx)
+}
+
+// record inserts the attempt's start into fault_attempts in a
+// transaction of its own.
+func (w *Worker[TTx]) record(ctx context.Context, job *sluice.JobRow, start int64) error {
+	tx, err := w.Store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Store.Rollback(context.WithoutCancel(ctx), tx) }()
+	if err := w.Store.Exec(ctx, tx, `INSERT INTO fault_attempts (job_id, attempt, started_at) VALUES (`+w.Store.Placeholder+`)`,
+		job.ID, job.Attempt, start); err != nil {
 		return err
 	}
 	return w.Store.Commit(ctx, tx)

@@ -1,12 +1,15 @@
 // Command faultworker is the worker process the fault-injection suite
-// starts, kills and restarts. It works jobs of the topic "fault" on
-// Postgres or on a SQLite file: each job inserts one row keyed by its ID
-// into fault_effects and acks itself in the same transaction, so the suite
-// can count effects per job afterwards. With -produce it enqueues jobs
-// instead, printing each job's ID once its transaction has committed.
-// With -tick it also schedules fault jobs every tick, twice: a periodic job
-// in its Config that catches up once, and a stored schedule, created by the
-// first process to start, that skips missed ticks (see faultjob.Schedules).
+// starts, kills and restarts. It works fault jobs (by default of the topic
+// "fault") on Postgres or on a SQLite file: each job inserts one row keyed
+// by its ID into fault_effects and acks itself in the same transaction, so
+// the suite can count effects per job afterwards. With -produce it
+// enqueues jobs instead, printing each job's ID once its transaction has
+// committed. With -tick it also schedules fault jobs every tick, twice: a
+// periodic job in its Config that catches up once, and a stored schedule,
+// created by the first process to start, that skips missed ticks (see
+// faultjob.Schedules). -queues and -topics name the queues (see
+// faultjob.Queues) and the topics it works, and -attempts records the
+// start of every attempt in fault_attempts.
 //
 // It prints "ready" once started and runs until SIGTERM or SIGINT, then
 // stops the client with the deadline -stop-timeout.
@@ -21,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,6 +50,9 @@ type options struct {
 	batch       int
 	every       time.Duration
 	tick        time.Duration
+	queues      string
+	topics      string
+	attempts    bool
 }
 
 func main() {
@@ -61,6 +68,10 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 20, "jobs per batch when producing")
 	flag.DurationVar(&o.every, "every", 0, "time between batches when producing; 0 is as fast as possible")
 	flag.DurationVar(&o.tick, "tick", 0, "schedule fault jobs at this interval; 0 schedules none")
+	flag.StringVar(&o.queues, "queues", sluice.QueueDefault, "the queues to work, separated by commas")
+	flag.StringVar(&o.topics, "topics", faultjob.Topic, "the topics to work, separated by commas: "+
+		faultjob.Topic+", "+faultjob.KeyedTopic)
+	flag.BoolVar(&o.attempts, "attempts", false, "record the start of every attempt in fault_attempts")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -135,10 +146,25 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 			Committed: func(id string) { fmt.Println("committed", id) }})
 	}
 	workers := sluice.NewWorkers()
-	sluice.AddWorker(workers, &faultjob.Worker[TTx]{Store: st, Delay: o.work})
+	w := &faultjob.Worker[TTx]{Store: st, Delay: o.work, Attempts: o.attempts}
+	for _, topic := range strings.Split(o.topics, ",") {
+		switch topic {
+		case faultjob.Topic:
+			sluice.AddWorker(workers, w)
+		case faultjob.KeyedTopic:
+			sluice.AddWorker(workers, &faultjob.KeyedWorker[TTx]{Worker: w})
+		default:
+			return fmt.Errorf("-topics: unknown topic %q", topic)
+		}
+	}
+	queues := faultjob.Queues(0)
+	for _, q := range strings.Split(o.queues, ",") {
+		queues[q] = sluice.QueueConfig{MaxWorkers: o.workers}
+	}
 	cfg := &sluice.Config{
 		Workers:       workers,
-		Queues:        map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: o.workers}},
+		Queues:        queues,
+		ClientID:      faultjob.ClientID(os.Getpid()),
 		LeaseDuration: o.lease,
 		PollInterval:  200 * time.Millisecond,
 		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
