@@ -40,6 +40,7 @@ var aliases = map[string]string{
 	"/api/jobs/queues":    "/api/queues",
 	"/api/jobs/clients":   "/api/clients",
 	"/api/jobs/schedules": "/api/schedules",
+	"/api/jobs/limits":    "/api/limits",
 }
 
 // requestEventKey is the context key under which a request handed to

@@ -59,6 +59,11 @@ func TestHTTPDefaultRules(t *testing.T) {
 		{http.MethodPost, "/api/jobs/" + id + "/cancel", nil, http.StatusOK},
 		{http.MethodPost, "/api/jobs/" + id + "/requeue", nil, http.StatusOK},
 		{http.MethodDelete, "/api/jobs/" + id, nil, http.StatusOK},
+		{http.MethodGet, "/api/jobs/queues/default/keys", nil, http.StatusOK},
+		{http.MethodPut, "/api/jobs/limits/queue/default/keys", map[string]any{"max_running": 1}, http.StatusOK},
+		{http.MethodPut, "/api/jobs/limits/topic/charge/keys", map[string]any{"sequence": "hold"}, http.StatusOK},
+		{http.MethodPut, "/api/jobs/limits/topic/charge", map[string]any{"max_running": 3}, http.StatusOK},
+		{http.MethodGet, "/api/jobs/limits", nil, http.StatusOK},
 	} {
 		name := tc.method + " " + tc.path
 		status, body := p.call(t, tc.method, tc.path, who.none, tc.body)
@@ -69,9 +74,15 @@ func TestHTTPDefaultRules(t *testing.T) {
 		require.Equal(t, tc.ok, status, "%s as a superuser: %v", name, body)
 	}
 	// The superuser's requests did what they said: one job enqueued, the
-	// first cancelled, requeued, then deleted.
+	// first cancelled, requeued, then deleted; limits stored.
 	c, err := p.jobs.Client()
 	require.NoError(t, err)
+	limits, err := c.StoredLimits(t.Context())
+	require.NoError(t, err)
+	require.Len(t, limits, 2)
+	require.Equal(t, 1, limits[0].KeyMaxRunning)
+	require.Equal(t, 3, limits[1].MaxRunning)
+	require.Equal(t, sluice.SequenceHold, limits[1].Sequence)
 	_, err = c.Get(t.Context(), id)
 	require.ErrorIs(t, err, sluice.ErrNotFound)
 	list, err := c.List(t.Context(), &sluice.ListFilter{})
@@ -144,10 +155,39 @@ func TestHTTPRuleFields(t *testing.T) {
 		{"user deletes a charge job", http.MethodDelete, "/api/jobs/" + chargeID, who.user, http.StatusForbidden},
 		{"user deletes a mail job", http.MethodDelete, "/api/jobs/" + mail, who.user, http.StatusOK},
 		{"superuser deletes a charge job", http.MethodDelete, "/api/jobs/" + chargeID, who.superuser, http.StatusOK},
+		{"user reads the limits, of every topic", http.MethodGet, "/api/jobs/limits", who.user, http.StatusForbidden},
+		{"user reads a queue's keys, of every topic", http.MethodGet, "/api/jobs/queues/default/keys", who.user, http.StatusForbidden},
+		{"superuser reads a queue's keys", http.MethodGet, "/api/jobs/queues/default/keys", who.superuser, http.StatusOK},
 	} {
 		status, body := p.call(t, tc.method, tc.path, tc.token, nil)
 		require.Equal(t, tc.want, status, "%s: %v", tc.name, body)
 	}
+
+	// Setting limits is managing: of a topic, judged with that topic; of a
+	// queue, which holds jobs of any topic, refused to a rule that names
+	// topics.
+	limit := map[string]any{"max_running": 2}
+	for _, tc := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"user limits the keys of mail", "/api/jobs/limits/topic/mail/keys", who.user, http.StatusOK},
+		{"user limits mail", "/api/jobs/limits/topic/mail", who.user, http.StatusOK},
+		{"user limits the keys of charge", "/api/jobs/limits/topic/charge/keys", who.user, http.StatusForbidden},
+		{"user limits charge", "/api/jobs/limits/topic/charge", who.user, http.StatusForbidden},
+		{"user limits the keys of a queue", "/api/jobs/limits/queue/default/keys", who.user, http.StatusForbidden},
+		{"no token limits mail", "/api/jobs/limits/topic/mail", who.none, http.StatusUnauthorized},
+		{"superuser limits the keys of a queue", "/api/jobs/limits/queue/default/keys", who.superuser, http.StatusOK},
+	} {
+		status, body := p.call(t, http.MethodPut, tc.path, tc.token, limit)
+		require.Equal(t, tc.want, status, "%s: %v", tc.name, body)
+	}
+	c, err := p.jobs.Client()
+	require.NoError(t, err)
+	stored, err := c.StoredLimits(t.Context())
+	require.NoError(t, err)
+	require.Len(t, stored, 2, "the queue's and mail's, not charge's")
+	require.Equal(t, sluice.TopicScope("mail"), stored[1].Scope)
 }
 
 // TestHTTPDashboardCookie: the dashboard and its event stream are

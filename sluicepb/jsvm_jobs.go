@@ -285,10 +285,15 @@ type jsEnqueueOptions struct {
 	UniqueKey  string         `json:"uniqueKey"`
 	Tags       []string       `json:"tags"`
 	Metadata   map[string]any `json:"metadata"`
+	// Key is the job's key, Sequence "hold" or "continue" (see
+	// sluice.EnqueueOptions).
+	Key      string `json:"key"`
+	Sequence string `json:"sequence"`
 }
 
 func (o *jsEnqueueOptions) options(now time.Time) (*sluice.EnqueueOptions, error) {
-	opts := &sluice.EnqueueOptions{Queue: o.Queue, Priority: o.Priority, UniqueKey: o.UniqueKey, Tags: o.Tags, Metadata: o.Metadata}
+	opts := &sluice.EnqueueOptions{Queue: o.Queue, Priority: o.Priority, UniqueKey: o.UniqueKey, Tags: o.Tags, Metadata: o.Metadata,
+		Key: o.Key, Sequence: sluice.SequencePolicy(o.Sequence)}
 	switch {
 	case o.RunAt != nil && o.Delay != nil:
 		return nil, fmt.Errorf("%w: runAt and delay both given", ErrInvalidJSOptions)
@@ -332,6 +337,7 @@ type jsListFilter struct {
 	Tags          []string          `json:"tags"`
 	AnyTag        bool              `json:"anyTag"`
 	Metadata      map[string]string `json:"metadata"`
+	Keys          []string          `json:"keys"`
 	Order         string            `json:"order"`
 	Limit         int               `json:"limit"`
 	Offset        int               `json:"offset"`
@@ -341,7 +347,7 @@ type jsListFilter struct {
 func (f *jsListFilter) filter() (*sluice.ListFilter, error) {
 	lf := &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: f.Topics, Queues: f.Queues, UniqueKey: f.UniqueKey,
 		CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore, RunAtFrom: f.RunAtFrom, RunAtBefore: f.RunAtBefore,
-		Tags: f.Tags, AnyTag: f.AnyTag, Metadata: f.Metadata}, Limit: f.Limit, Offset: f.Offset, Cursor: f.Cursor}
+		Tags: f.Tags, AnyTag: f.AnyTag, Metadata: f.Metadata, Keys: f.Keys}, Limit: f.Limit, Offset: f.Offset, Cursor: f.Cursor}
 	for _, s := range f.Statuses {
 		lf.Statuses = append(lf.Statuses, sluice.JobStatus(s))
 	}

@@ -304,6 +304,7 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 			out.got = $jobs.get(id).status;
 			out.cancelled = $jobs.cancel(id).status;
 			out.listed = $jobs.list({ topics: ["js.charge"], statuses: ["cancelled"], order: "newest", limit: 5 }).items.map((j) => j.id);
+			out.keyed = $jobs.list({ keys: ["acme", "globex"] }).items.map((j) => j.id);
 			const stats = $jobs.stats({ topics: ["js.charge"], window: "1h", bucket: "10m" });
 			out.stats = stats.by_status;
 			out.series = [stats.series.length >= 6, Object.keys(stats.series[0]).sort().join(","), stats.bucket_seconds];
@@ -359,11 +360,14 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 
 	status, out = p.call(t, "POST", "/enqueue", "", map[string]any{
 		"topic": "js.charge", "payload": map[string]any{"order": "later"},
-		"options": map[string]any{"delay": "1h", "priority": 3, "tags": []string{"t"}, "metadata": map[string]any{"by": "js"}},
+		"options": map[string]any{"delay": "1h", "priority": 3, "tags": []string{"t"}, "metadata": map[string]any{"by": "js"},
+			"key": "acme", "sequence": "hold"},
 	})
 	require.Equal(t, 201, status, "%v", out)
 	later := out["job"].(map[string]any)
 	require.Equal(t, "pending", later["status"])
+	require.Equal(t, "acme", later["key"])
+	require.Equal(t, "hold", later["sequence"])
 	require.EqualValues(t, 3, later["priority"])
 	require.Equal(t, []any{"t"}, later["tags"])
 	runAt, err := time.Parse(time.RFC3339Nano, later["run_at"].(string))
@@ -375,6 +379,7 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 	require.Equal(t, "pending", out["got"])
 	require.Equal(t, "cancelled", out["cancelled"])
 	require.Equal(t, []any{later["id"]}, out["listed"])
+	require.Equal(t, []any{later["id"]}, out["keyed"], "listed by key")
 	require.EqualValues(t, 1, out["stats"].(map[string]any)["cancelled"])
 	require.Equal(t, []any{true, "completed,failed,start", 600.0}, out["series"], "a point per 10 minutes of the hour")
 	require.Equal(t, later["id"], out["deleted"])
@@ -398,6 +403,8 @@ func TestJSEnqueuesFromRoutesAndManagesJobs(t *testing.T) {
 		{"no topic", map[string]any{}, "empty topic"},
 		{"no worker", map[string]any{"topic": "js.nobody"}, "unknown topic"},
 		{"unknown queue", map[string]any{"topic": "js.charge", "options": map[string]any{"queue": "q"}}, "queue"},
+		{"sequence without a key", map[string]any{"topic": "js.charge", "options": map[string]any{"sequence": "hold"}}, "needs a Key"},
+		{"unknown sequence policy", map[string]any{"topic": "js.charge", "options": map[string]any{"key": "k", "sequence": "later"}}, "Sequence"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, out := p.call(t, "POST", "/enqueue", "", tt.body)

@@ -33,6 +33,10 @@ declare namespace sluicepb {
     progress?: { attempt: number; percent: number; message?: string; at: string };
     tags?: string[];
     metadata?: { [key: string]: any };
+    /** The job's key: the customer, account or order its limits per key count it under. */
+    key?: string;
+    /** The policy of the sequence of its key the job runs in. */
+    sequence?: "hold" | "continue";
     logs?: { attempt: number; level: string; time: string; message: string; attrs: { [key: string]: any } }[];
     logs_dropped?: number;
   }
@@ -62,6 +66,10 @@ declare namespace sluicepb {
     uniqueKey?: string;
     tags?: string[];
     metadata?: { [key: string]: any };
+    /** The job's key, 1 to 255 bytes. */
+    key?: string;
+    /** Runs the job in the sequence of its key, one at a time, in order; it needs a key. */
+    sequence?: "hold" | "continue";
   }
 
   interface ListFilter {
@@ -76,6 +84,8 @@ declare namespace sluicepb {
     tags?: string[];
     anyTag?: boolean;
     metadata?: { [key: string]: string };
+    /** Jobs with one of these keys. */
+    keys?: string[];
     order?: "oldest" | "newest";
     limit?: number;
     offset?: number;

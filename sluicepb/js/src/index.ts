@@ -75,6 +75,10 @@ export interface Job<P = unknown> {
   errors?: AttemptError[];
   tags?: string[];
   metadata?: Record<string, unknown>;
+  /** The job's key: the customer, account or order the limits per key count it under. */
+  key?: string;
+  /** The policy of the sequence of its key the job runs in, one at a time, in order. */
+  sequence?: SequencePolicy;
   progress?: Progress;
   result?: unknown;
   /** Only in `get`'s answer. */
@@ -84,6 +88,13 @@ export interface Job<P = unknown> {
   /** Only in `get`'s answer. */
   logs_dropped?: number;
 }
+
+/**
+ * What a job of a sequence that fails for good does to the rest: "hold"
+ * holds them until it is requeued, cancelled or deleted; "continue" lets
+ * them go on.
+ */
+export type SequencePolicy = "hold" | "continue";
 
 /** Options of `enqueue`; each left out takes the server's default. */
 export interface EnqueueOptions {
@@ -103,6 +114,16 @@ export interface EnqueueOptions {
   tags?: string[];
   /** A JSON object about the job. */
   metadata?: Record<string, unknown>;
+  /**
+   * The job's key (1 to 255 bytes): the customer, account or order the
+   * limits per key of its queue and topic count it under.
+   */
+  key?: string;
+  /**
+   * Runs the job in the sequence of its key, one at a time, in order; it
+   * needs a `key`. Default: the policy stored for its topic or queue, if any.
+   */
+  sequence?: SequencePolicy;
 }
 
 /** What `enqueue` answers: the job, and whether it was one already there with the same unique key. */
@@ -126,6 +147,8 @@ export interface ListFilter {
   anyTag?: boolean;
   /** Jobs whose metadata has each key with this string value. */
   metadata?: Record<string, string>;
+  /** Jobs with one of these keys. */
+  keys?: string[];
   /** "oldest" (default) or "newest" first. */
   order?: "oldest" | "newest";
   /** Default 100, at most 10,000. */
@@ -274,6 +297,8 @@ export class JobsService {
     if (options.uniqueKey !== undefined) body.unique_key = options.uniqueKey;
     if (options.tags !== undefined) body.tags = options.tags;
     if (options.metadata !== undefined) body.metadata = options.metadata;
+    if (options.key !== undefined) body.key = options.key;
+    if (options.sequence !== undefined) body.sequence = options.sequence;
     return this.send(this.basePath + "/enqueue", { method: "POST", body }, send);
   }
 
@@ -296,6 +321,7 @@ export class JobsService {
     put(query, "tags", filter.tags);
     put(query, "any_tag", filter.anyTag);
     for (const [key, value] of Object.entries(filter.metadata ?? {})) query["metadata." + key] = value;
+    put(query, "keys", filter.keys);
     put(query, "order", filter.order);
     put(query, "limit", filter.limit);
     put(query, "cursor", filter.cursor);

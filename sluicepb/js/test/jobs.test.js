@@ -115,6 +115,23 @@ test("enqueue's options reach the job", async () => {
   assert.deepEqual(found.items.map((j) => j.id), [job.id]);
 });
 
+test("a key and a sequence reach the job, and list selects by key", async () => {
+  const key = "acct-" + Date.now();
+  const { job } = await admin.jobs.enqueue("echo", { n: 1 }, { delay: "1h", key, sequence: "hold" });
+  assert.equal(job.key, key);
+  assert.equal(job.sequence, "hold");
+  const other = await admin.jobs.enqueue("echo", { n: 2 }, { delay: "1h", key: key + "-b" });
+  assert.equal(other.job.sequence, undefined);
+
+  const page = await admin.jobs.list({ keys: [key, key + "-b"], order: "oldest" });
+  assert.deepEqual(page.items.map((j) => j.id), [job.id, other.job.id]);
+  assert.equal((await admin.jobs.list({ keys: [key] })).total, 1);
+
+  await rejects(admin.jobs.enqueue("echo", {}, { sequence: "hold" }), 400, "invalid_request");
+  await rejects(admin.jobs.enqueue("echo", {}, { key: "k", sequence: "later" }), 400, "invalid_request");
+  assert.equal((await admin.jobs.list({ keys: ["k"] })).total, 0, "refused enqueues wrote nothing");
+});
+
 test("cancel, requeue, retry and delete act on one job", async () => {
   const { job } = await admin.jobs.enqueue("echo", { n: 1 }, { delay: "1h" });
   const cancelled = await admin.jobs.cancel(job.id);
