@@ -13,8 +13,9 @@ import (
 type GroupExecutor interface {
 	// GroupInsert stores a group and inserts its jobs, atomically: the
 	// jobs are inserted as [Executor.JobInsertMany] inserts them (none
-	// may have a UniqueKey), each with the group's ID as its GroupID.
-	GroupInsert(ctx context.Context, params *GroupInsertParams) (*GroupRow, error)
+	// may have a UniqueKey), each with the group's ID as its GroupID. It
+	// returns the group and the jobs as stored, in order.
+	GroupInsert(ctx context.Context, params *GroupInsertParams) (*GroupInsertResult, error)
 
 	// GroupAdd inserts jobs into an open group, atomically with a check
 	// that it is open: [ErrGroupClosed] when it is closed, [ErrNotFound]
@@ -128,6 +129,12 @@ type GroupInsertParams struct {
 	Group GroupRow
 	// Jobs are its jobs.
 	Jobs []*JobInsert
+}
+
+// GroupInsertResult is what [GroupExecutor.GroupInsert] stored.
+type GroupInsertResult struct {
+	Group *GroupRow
+	Jobs  []*JobRow
 }
 
 // GroupAddParams are the params of [GroupExecutor.GroupAdd].

@@ -50,7 +50,8 @@ func (h *harness[TTx]) insertGroup(g driver.GroupRow, jobs ...*driver.JobInsert)
 	h.t.Helper()
 	got, err := h.exec().GroupInsert(h.ctx, &driver.GroupInsertParams{Group: g, Jobs: jobs})
 	require.NoError(h.t, err, "GroupInsert")
-	return got
+	require.Len(h.t, got.Jobs, len(jobs))
+	return got.Group
 }
 
 func (h *harness[TTx]) getGroup(id string) *driver.GroupRow {
@@ -102,7 +103,9 @@ func testGroupInsert[TTx any](h *harness[TTx], m mode) {
 	h.via(m, func(ex driver.Executor) {
 		got, err := ex.GroupInsert(h.ctx, &driver.GroupInsertParams{Group: g, Jobs: []*driver.JobInsert{a, b}})
 		require.NoError(t, err)
-		require.Equal(t, g.ID, got.ID)
+		require.Equal(t, g.ID, got.Group.ID)
+		requireRow(t, pendingRow(a), got.Jobs[0])
+		require.True(t, got.Jobs[1].Waiting)
 	})
 	stored := h.getGroup(g.ID)
 	require.Equal(t, driver.GroupWorkflow, stored.Kind)

@@ -110,7 +110,7 @@ func newGroupQueries(r interface{ Replace(string) string }) groupQueries {
 // GroupInsert stores a group and inserts its jobs in one transaction: the
 // group's row, then the jobs in one statement over arrays (or a COPY from
 // CopyThreshold jobs on), then the queues' notification.
-func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams) (*driver.GroupRow, error) {
+func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams) (*driver.GroupInsertResult, error) {
 	const op = "group insert"
 	if err := e.start(ctx, op); err != nil {
 		return nil, err
@@ -139,7 +139,11 @@ func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams)
 		return nil, wrapErr(ctx, op, err)
 	}
 	e.notifyAfter(queues)
-	return g, nil
+	rows := make([]*driver.JobRow, len(jobs))
+	for i, j := range jobs {
+		rows[i] = rowcodec.NewRow(j)
+	}
+	return &driver.GroupInsertResult{Group: g, Jobs: rows}, nil
 }
 
 // insertGroupJobs inserts jobs, none unique, through db: with one

@@ -98,7 +98,7 @@ func newGroupQueries(table string) *groupQueries {
 }
 
 // GroupInsert stores a group and inserts its jobs in one transaction.
-func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams) (*driver.GroupRow, error) {
+func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams) (*driver.GroupInsertResult, error) {
 	const op = "group insert"
 	g, jobs, err := groupkit.Prepare(p)
 	if err != nil {
@@ -120,7 +120,11 @@ func (e *executor) GroupInsert(ctx context.Context, p *driver.GroupInsertParams)
 		return nil, err
 	}
 	e.d.hub.notifyInserted(inserted, e.tx == nil)
-	return g, nil
+	rows := make([]*driver.JobRow, len(inserted))
+	for i, res := range inserted {
+		rows[i] = res.Job
+	}
+	return &driver.GroupInsertResult{Group: g, Jobs: rows}, nil
 }
 
 // insertPlain inserts jobs, none with a unique key, through r, and
