@@ -82,13 +82,13 @@ func appendEnqueueResponse(b []byte, res enqueueResponse) (_ []byte, ok bool) {
 	if j.Waiting {
 		b = append(b, `,"waiting":true`...)
 	}
-	if j.Key != "" {
-		b = append(b, `,"key":`...)
-		b = driver.AppendJSONString(b, j.Key)
-	}
-	if j.Sequence != "" {
-		b = append(b, `,"sequence":`...)
-		b = driver.AppendJSONString(b, string(j.Sequence))
+	for _, f := range []struct{ name, s string }{
+		{`,"key":`, j.Key}, {`,"sequence":`, string(j.Sequence)},
+		{`,"group_id":`, j.GroupID}, {`,"task":`, j.Task}, {`,"callback_of":`, j.CallbackOf},
+	} {
+		if f.s != "" {
+			b = driver.AppendJSONString(append(b, f.name...), f.s)
+		}
 	}
 	b = append(b, `},"duplicate":`...)
 	b = strconv.AppendBool(b, res.Duplicate)
