@@ -182,6 +182,10 @@ type GroupRetryParams struct {
 	// Now and Retries are as in [JobActParams].
 	Now     time.Time
 	Retries int
+	// Callbacks, when not nil, replace the group's callbacks: a retried
+	// group settles again, and its callbacks then go in again as new
+	// jobs, which need IDs of their own.
+	Callbacks *GroupCallbacks
 }
 
 // GroupCleanParams are the params of [GroupExecutor.GroupClean].

@@ -59,8 +59,9 @@ WHERE group_id = $1 AND (status = 'failed' OR (status = 'cancelled' AND depends_
 WHERE j.group_id = $1 AND j.status = 'cancelled' AND j.depends_on IS NOT NULL
 RETURNING {cols}`
 
-	// groupUnsettleSQL unsettles group $1, returning whether it exists.
-	groupUnsettleSQL = `UPDATE {g} SET settled_at = NULL, outcome = NULL WHERE id = $1`
+	// groupUnsettleSQL unsettles group $1, replacing its callbacks by $2
+	// unless NULL.
+	groupUnsettleSQL = `UPDATE {g} SET settled_at = NULL, outcome = NULL, callbacks = coalesce($2::text::jsonb, callbacks) WHERE id = $1`
 
 	// groupCleanSQL deletes up to $2 groups settled before $1 that have no
 	// job left.
@@ -451,9 +452,13 @@ func (e *executor) GroupRetry(ctx context.Context, p *driver.GroupRetryParams) (
 	if !ok {
 		return nil, wrapErr(ctx, op, driver.ErrNotFound)
 	}
+	callbacks, err := groupkit.CallbacksJSON(p.Callbacks)
+	if err != nil {
+		return nil, fmt.Errorf("pgxdriver: %s: %w", op, err)
+	}
 	var out []*driver.JobRow
-	err := e.atomic(ctx, func(db dbtx) error {
-		tag, err := db.Exec(ctx, e.d.q.groups.unsettle, id)
+	err = e.atomic(ctx, func(db dbtx) error {
+		tag, err := db.Exec(ctx, e.d.q.groups.unsettle, id, nullText(callbacks))
 		if err != nil {
 			return err
 		}

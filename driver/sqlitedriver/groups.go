@@ -55,8 +55,9 @@ WHERE group_id = ?1 AND (status = 'failed' OR (status = 'cancelled' AND depends_
 WHERE group_id = ?1 AND status = 'cancelled' AND depends_on IS NOT NULL
 RETURNING ` + columns
 
-	// groupUnsettleSQL unsettles group ?1.
-	groupUnsettleSQL = `UPDATE {g} SET settled_at = NULL, outcome = NULL WHERE id = ?1`
+	// groupUnsettleSQL unsettles group ?1, replacing its callbacks by ?2
+	// unless NULL.
+	groupUnsettleSQL = `UPDATE {g} SET settled_at = NULL, outcome = NULL, callbacks = coalesce(?2, callbacks) WHERE id = ?1`
 
 	// groupCleanSQL deletes up to ?2 groups settled before ?1 that have no
 	// job left.
@@ -357,10 +358,14 @@ func scanGroupCounts(row scanner) (*driver.GroupRow, error) {
 // and the jobs that depend on others waiting again.
 func (e *executor) GroupRetry(ctx context.Context, p *driver.GroupRetryParams) ([]*driver.JobRow, error) {
 	const op = "group retry"
+	callbacks, err := groupkit.CallbacksJSON(p.Callbacks)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: %s: %w", op, err)
+	}
 	var out []*driver.JobRow
 	q := e.d.gq
-	err := e.writeTx(ctx, op, []string{q.unsettle, q.retryIDs, q.rewait}, func(r runner) error {
-		res, err := r.exec(ctx, q.unsettle, p.ID)
+	err = e.writeTx(ctx, op, []string{q.unsettle, q.retryIDs, q.rewait}, func(r runner) error {
+		res, err := r.exec(ctx, q.unsettle, p.ID, nullJSON(callbacks))
 		if err != nil {
 			return err
 		}
