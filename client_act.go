@@ -216,7 +216,7 @@ func (c *Client[TTx]) actManyTx(ctx context.Context, tx TTx, a act, f *JobFilter
 func (f *JobFilter) IsZero() bool {
 	return len(f.Statuses) == 0 && len(f.Topics) == 0 && len(f.Queues) == 0 && f.UniqueKey == "" &&
 		f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() && f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() &&
-		len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Keys) == 0
+		len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Keys) == 0 && len(f.GroupIDs) == 0
 }
 
 // revoke stops the job id if this client is running it.

@@ -295,4 +295,26 @@ func (r *run) releaseWaiting(ctx context.Context) {
 			r.wake(row.Queue, true)
 		}
 	}
+	r.settleGroups(ctx)
+}
+
+// settleGroups inserts the callbacks of the workflows and batches that
+// writes other than a worker's outcome finished (a release that cancelled
+// a waiting job, a rescue, a cancel, a delete), and wakes their queues.
+func (r *run) settleGroups(ctx context.Context) {
+	groups, err := r.exec.GroupSettle(ctx, &driver.GroupSettleParams{Now: r.cfg.now(), Limit: releaseLimit})
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			r.cfg.Logger.Warn("sluice: cannot settle workflows and batches", "error", err)
+		}
+		return
+	}
+	for _, g := range groups {
+		if g.Callbacks == nil {
+			continue
+		}
+		for _, ins := range slices.Concat(g.Callbacks.OnSuccess, g.Callbacks.OnFailure, g.Callbacks.OnComplete) {
+			r.wake(ins.Queue, true)
+		}
+	}
 }

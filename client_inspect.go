@@ -67,6 +67,9 @@ type JobFilter struct {
 	// Keys, when not empty, selects jobs with one of these keys
 	// (EnqueueOptions.Key).
 	Keys []string
+	// GroupIDs, when not empty, selects the jobs of these workflows and
+	// batches (JobRow.GroupID): a workflow's tasks, a batch's jobs.
+	GroupIDs []string
 }
 
 // ListFilter selects and pages the jobs List returns. The zero value lists
@@ -183,6 +186,13 @@ func (f *JobFilter) params() (*driver.JobFilter, error) {
 		}
 	}
 	jf.Keys = f.Keys
+	for i, id := range f.GroupIDs {
+		u, err := uuid.Parse(id)
+		if err != nil || len(id) != 36 {
+			return nil, &FilterError{Field: fmt.Sprintf("GroupIDs[%d]", i), Reason: fmt.Sprintf("%q is not a workflow or batch ID", id)}
+		}
+		jf.GroupIDs = append(jf.GroupIDs, u.String()) // as stored: lowercase
+	}
 	jf.CreatedFrom, jf.CreatedBefore = f.CreatedFrom, f.CreatedBefore
 	jf.RunAtFrom, jf.RunAtBefore = f.RunAtFrom, f.RunAtBefore
 	if err := checkTagFilter(f.Tags, f.Metadata); err != nil {

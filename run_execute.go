@@ -222,7 +222,8 @@ func safeCall(ctx context.Context, call func(context.Context) error) (err error)
 // written into fin.
 func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bool) *driver.JobFinalize {
 	row, now := jr.row, r.cfg.now()
-	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
+	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt,
+		GroupID: row.GroupID}
 	// The records logged since the last write go with the outcome.
 	fin.Logs, _ = jr.unwrittenLogs()
 	defer func() { fin.Insert = r.notifications(jr, fin) }()

@@ -58,6 +58,11 @@ type jobRun struct {
 	// retryIn is an ErrorHandler's delay before the retry, if it chose
 	// one.
 	retryIn time.Duration
+	// deps are the jobs the job depends on, read once by the first
+	// DependencyResult or Dependencies call (see dependencies).
+	depsOnce sync.Once
+	deps     []*JobRow
+	depsErr  error
 	// mw is the work middleware of the job's worker, the Config's first.
 	mw []WorkMiddleware
 }

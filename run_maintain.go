@@ -159,6 +159,10 @@ func (r *run) clean(ctx context.Context) {
 				r.cfg.Logger.Warn("sluice: deleting expired jobs failed", "status", status, "error", err)
 			}
 		}
+		// Workflows and batches go once retention deleted all their jobs.
+		if _, err := r.exec.GroupClean(ctx, &driver.GroupCleanParams{Before: r.cfg.now(), Limit: cleanBatch}); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Warn("sluice: deleting finished workflows and batches failed", "error", err)
+		}
 	})
 }
 
