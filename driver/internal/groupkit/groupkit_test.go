@@ -39,16 +39,20 @@ func TestPrepareChecksTheGroupAndSetsItsJobs(t *testing.T) {
 		return err
 	}
 	for name, change := range map[string]func(p *driver.GroupInsertParams){
-		"kind":          func(p *driver.GroupInsertParams) { p.Group.Kind = "dag" },
-		"name":          func(p *driver.GroupInsertParams) { p.Group.Name = "bad\xff" },
-		"too many":      func(p *driver.GroupInsertParams) { p.Jobs = make([]*driver.JobInsert, driver.MaxGroupJobs+1) },
-		"nil job":       func(p *driver.GroupInsertParams) { p.Jobs = append(p.Jobs, nil) },
-		"unique":        func(p *driver.GroupInsertParams) { p.Jobs[0].UniqueKey = "u" },
-		"policy":        func(p *driver.GroupInsertParams) { p.Jobs[0].DependsOn = []string{"x"} },
-		"sequence":      func(p *driver.GroupInsertParams) { p.Jobs[0].Sequence = driver.SequenceHold },
-		"task":          func(p *driver.GroupInsertParams) { p.Jobs[0].Task = "a\x00" },
-		"callback":      func(p *driver.GroupInsertParams) { p.Group.Callbacks = &driver.GroupCallbacks{OnSuccess: []*driver.JobInsert{nil}} },
-		"callback deps": func(p *driver.GroupInsertParams) { p.Group.Callbacks = &driver.GroupCallbacks{OnComplete: []*driver.JobInsert{{DependsOn: []string{"x"}}}} },
+		"kind":     func(p *driver.GroupInsertParams) { p.Group.Kind = "dag" },
+		"name":     func(p *driver.GroupInsertParams) { p.Group.Name = "bad\xff" },
+		"too many": func(p *driver.GroupInsertParams) { p.Jobs = make([]*driver.JobInsert, driver.MaxGroupJobs+1) },
+		"nil job":  func(p *driver.GroupInsertParams) { p.Jobs = append(p.Jobs, nil) },
+		"unique":   func(p *driver.GroupInsertParams) { p.Jobs[0].UniqueKey = "u" },
+		"policy":   func(p *driver.GroupInsertParams) { p.Jobs[0].DependsOn = []string{"x"} },
+		"sequence": func(p *driver.GroupInsertParams) { p.Jobs[0].Sequence = driver.SequenceHold },
+		"task":     func(p *driver.GroupInsertParams) { p.Jobs[0].Task = "a\x00" },
+		"callback": func(p *driver.GroupInsertParams) {
+			p.Group.Callbacks = &driver.GroupCallbacks{OnSuccess: []*driver.JobInsert{nil}}
+		},
+		"callback deps": func(p *driver.GroupInsertParams) {
+			p.Group.Callbacks = &driver.GroupCallbacks{OnComplete: []*driver.JobInsert{{DependsOn: []string{"x"}}}}
+		},
 	} {
 		require.Error(t, bad(change), name)
 	}
