@@ -138,7 +138,7 @@ func (c *Client[TTx]) batchInserts(name string, jobs []EnqueueParams, now time.T
 			err = &OptionsError{Field: "UniqueKey", Reason: "a job of a batch has no unique key"}
 		}
 		if err != nil {
-			return nil, &GroupError{Name: name, Task: fmt.Sprintf("job %d", i), Err: err}
+			return nil, &GroupError{Name: name, Task: fmt.Sprintf("job %d", i), Part: "Jobs", Index: i, Err: err}
 		}
 		inserts[i] = ins
 	}

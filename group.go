@@ -70,6 +70,13 @@ type GroupError struct {
 	// Task is the task (or, in a batch, the job's index) at fault, if one
 	// is.
 	Task string
+	// Part and Index place the job at fault, when one is: Part is
+	// "Tasks" (a workflow's task), "Jobs" (a batch's job, or one given to
+	// AddToBatch), or "OnSuccess", "OnFailure" or "OnComplete" (a
+	// callback), and Index is its place there, from 0, in the order
+	// added. Part is empty when the fault is the whole group's.
+	Part  string
+	Index int
 	// Reason says what is wrong; Err is the job's error, if the job is
 	// at fault.
 	Reason string
@@ -116,6 +123,60 @@ type Group struct {
 	// Jobs are its jobs, oldest first: filled by GetWorkflow and
 	// GetBatch, nil in lists.
 	Jobs []*JobRow `json:"jobs,omitempty"`
+	// Callbacks are its callbacks, those on success first, then on
+	// failure, then on completion, each in the order added: filled by
+	// GetWorkflow and GetBatch, nil in lists.
+	Callbacks []*GroupCallback `json:"callbacks,omitempty"`
+}
+
+// GroupCallback is one callback of a workflow or batch (OnSuccess,
+// OnFailure, OnComplete), with its job once enqueued.
+type GroupCallback struct {
+	// On says when it is enqueued: "success", "failure" or "complete".
+	On string `json:"on"`
+	// Topic is its job's topic; JobID is the ID its job has once
+	// enqueued (a retry of the group gives it a new one).
+	Topic string `json:"topic"`
+	JobID string `json:"job_id"`
+	// Job is its job: nil until the group settled with an outcome that
+	// enqueues it, and once retention deleted it.
+	Job *JobRow `json:"job,omitempty"`
+}
+
+// groupCallbacksOf returns the callbacks of g, with the jobs of those
+// enqueued read in one query.
+func (c *Client[TTx]) groupCallbacksOf(ctx context.Context, g *driver.GroupRow) ([]*GroupCallback, error) {
+	if g.Callbacks == nil {
+		return nil, nil
+	}
+	var out []*GroupCallback
+	for _, part := range []struct {
+		on   string
+		list []*driver.JobInsert
+	}{{"success", g.Callbacks.OnSuccess}, {"failure", g.Callbacks.OnFailure}, {"complete", g.Callbacks.OnComplete}} {
+		for _, j := range part.list {
+			out = append(out, &GroupCallback{On: part.on, Topic: j.Topic, JobID: j.ID})
+		}
+	}
+	if g.SettledAt.IsZero() || len(out) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(out))
+	for i, cb := range out {
+		ids[i] = cb.JobID
+	}
+	list, err := c.exec.JobList(ctx, &driver.JobListParams{Filter: driver.JobFilter{IDs: ids}, Limit: len(ids)})
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*JobRow, len(list.Jobs))
+	for _, j := range list.Jobs {
+		byID[j.ID] = j
+	}
+	for _, cb := range out {
+		cb.Job = byID[cb.JobID]
+	}
+	return out, nil
 }
 
 // newGroup returns the Group of a stored group.
@@ -173,6 +234,9 @@ func (c *Client[TTx]) getGroup(ctx context.Context, kind GroupKind, id string) (
 		return nil, fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
 	out.Jobs = list.Jobs
+	if out.Callbacks, err = c.groupCallbacksOf(ctx, g); err != nil {
+		return nil, fmt.Errorf("get %s %s: callbacks: %w", kind, id, err)
+	}
 	return out, nil
 }
 
@@ -283,7 +347,7 @@ func (c *Client[TTx]) callbackInserts(name string, cb *groupCallbacks, now time.
 				err = &OptionsError{Field: "UniqueKey", Reason: "a callback has no unique key nor dependencies"}
 			}
 			if err != nil {
-				return nil, &GroupError{Name: name, Task: fmt.Sprintf("%s[%d]", part.name, i), Err: err}
+				return nil, &GroupError{Name: name, Task: fmt.Sprintf("%s[%d]", part.name, i), Part: part.name, Index: i, Err: err}
 			}
 			*part.to = append(*part.to, ins)
 		}

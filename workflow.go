@@ -142,39 +142,42 @@ func checkGroupName(name string) error {
 // workflowInserts checks w's graph and returns its tasks as jobs to
 // insert, each with its dependencies' IDs.
 func (c *Client[TTx]) workflowInserts(w *Workflow, now time.Time) ([]*driver.JobInsert, error) {
-	fail := func(task, reason string) error { return &GroupError{Name: w.name, Task: task, Reason: reason} }
+	whole := func(reason string) error { return &GroupError{Name: w.name, Reason: reason} }
+	fail := func(i int, task, reason string) error {
+		return &GroupError{Name: w.name, Task: task, Part: "Tasks", Index: i, Reason: reason}
+	}
 	switch {
 	case len(w.tasks) == 0:
-		return nil, fail("", "no task")
+		return nil, whole("no task")
 	case len(w.tasks) > MaxGroupJobs:
-		return nil, fail("", fmt.Sprintf("%d tasks, more than %d", len(w.tasks), MaxGroupJobs))
+		return nil, whole(fmt.Sprintf("%d tasks, more than %d", len(w.tasks), MaxGroupJobs))
 	}
 	for i, t := range w.tasks {
 		switch {
 		case t.name == "":
-			return nil, fail(fmt.Sprintf("task %d", i), "has no name")
+			return nil, fail(i, fmt.Sprintf("task %d", i), "has no name")
 		case w.index[t.name] != i:
-			return nil, fail(t.name, "is added twice")
+			return nil, fail(i, t.name, "is added twice")
 		case len(t.after) > MaxDependencies:
-			return nil, fail(t.name, fmt.Sprintf("comes after %d tasks, more than %d", len(t.after), MaxDependencies))
+			return nil, fail(i, t.name, fmt.Sprintf("comes after %d tasks, more than %d", len(t.after), MaxDependencies))
 		}
 		if err := driver.CheckText(t.name); err != nil {
-			return nil, fail(t.name, "the name "+err.Error())
+			return nil, fail(i, t.name, "the name "+err.Error())
 		}
 		for _, a := range t.after {
 			if _, ok := w.index[a]; !ok {
-				return nil, fail(t.name, fmt.Sprintf("comes after %q, which is not a task of the workflow", a))
+				return nil, fail(i, t.name, fmt.Sprintf("comes after %q, which is not a task of the workflow", a))
 			}
 		}
 	}
 	if cycle := findCycle(w); cycle != nil {
-		return nil, fail(cycle[0], fmt.Sprintf("is in a cycle: %v", cycle))
+		return nil, fail(w.index[cycle[0]], cycle[0], fmt.Sprintf("is in a cycle: %v", cycle))
 	}
 	inserts := make([]*driver.JobInsert, len(w.tasks))
 	for i, t := range w.tasks {
 		ins, err := c.taskInsert(t, now)
 		if err != nil {
-			return nil, &GroupError{Name: w.name, Task: t.name, Err: err}
+			return nil, &GroupError{Name: w.name, Task: t.name, Part: "Tasks", Index: i, Err: err}
 		}
 		inserts[i] = ins
 	}

@@ -366,7 +366,26 @@ func testWorkflowRefusesBadGraphs[TTx any](t *testing.T, k *kit[TTx]) {
 			require.Equal(t, tc.task, ge.Task)
 		}
 		require.Contains(t, err.Error(), tc.reason)
+		switch {
+		case strings.HasPrefix(tc.task, "OnSuccess"):
+			require.Equal(t, "OnSuccess", ge.Part)
+		case tc.task != "":
+			require.Equal(t, "Tasks", ge.Part, "%v", tc)
+		}
 	}
+	// The place of the task at fault, by the order added.
+	_, err := c.EnqueueWorkflow(ctx, sluice.NewWorkflow("places").Add("a", a, nil).Add("b", a, nil, "a").Add("a", a, nil))
+	var ge *sluice.GroupError
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, [2]any{"Tasks", 2}, [2]any{ge.Part, ge.Index}, "the second a")
+	_, err = c.EnqueueWorkflow(ctx, sluice.NewWorkflow("places").Add("a", a, nil).Add("b", a, nil, "c").Add("c", a, nil, "b"))
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, "Tasks", ge.Part)
+	require.Contains(t, []int{1, 2}, ge.Index, "a task of the cycle")
+	_, err = c.EnqueueWorkflow(ctx, sluice.NewWorkflow("places").Add("a", a, nil).
+		OnFailure(callbackArgs{}, nil).OnFailure(callbackArgs{}, &sluice.EnqueueOptions{Queue: "nowhere"}))
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, [2]any{"OnFailure", 1}, [2]any{ge.Part, ge.Index})
 	require.Zero(t, k.count(t))
 	list, err := c.ListWorkflows(ctx, nil)
 	require.NoError(t, err)
@@ -417,6 +436,26 @@ func testBatchCallbacks[TTx any](t *testing.T, k *kit[TTx]) {
 	require.Equal(t, map[sluice.JobStatus]int{sluice.StatusCompleted: 5}, g.Counts)
 	eventually(t, func() bool { return len(s.calls("success")) == 1 && len(s.calls("complete")) == 1 }, "callbacks")
 	require.Equal(t, []string{ok.ID}, s.calls("success"))
+	// The batch shows its callbacks: those its outcome enqueued with
+	// their jobs, the other without.
+	g, err = c.GetBatch(ctx, ok.ID)
+	require.NoError(t, err)
+	require.Len(t, g.Callbacks, 3)
+	for i, on := range []string{"success", "failure", "complete"} {
+		cb := g.Callbacks[i]
+		require.Equal(t, on, cb.On)
+		require.Equal(t, "callback", cb.Topic)
+		if on == "failure" {
+			require.Nil(t, cb.Job)
+			continue
+		}
+		require.NotNil(t, cb.Job, on)
+		require.Equal(t, cb.JobID, cb.Job.ID)
+		require.Equal(t, ok.ID, cb.Job.CallbackOf)
+	}
+	list, err := c.ListBatches(ctx, nil)
+	require.NoError(t, err)
+	require.Nil(t, list.Groups[0].Callbacks, "not in lists")
 
 	// One fails for good: failure and completion; retried, success.
 	s.setFailing("bad", true)
@@ -466,6 +505,7 @@ func testBatchCallbacks[TTx any](t *testing.T, k *kit[TTx]) {
 	var ge *sluice.GroupError
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, "job 1", ge.Task)
+	require.Equal(t, [2]any{"Jobs", 1}, [2]any{ge.Part, ge.Index})
 	_, err = c.AddToBatch(ctx, "00000000-0000-0000-0000-000000000000", sluice.EnqueueParams{Args: stepArgs{}})
 	require.ErrorIs(t, err, sluice.ErrNotFound)
 	_, err = c.CloseBatch(ctx, "nope")
