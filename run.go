@@ -73,6 +73,9 @@ type run struct {
 	mw map[string][]WorkMiddleware
 	// sched enqueues the jobs of schedules and periodic jobs.
 	sched *scheduler
+	// releaseKick asks the flow loop for a release pass soon: a task of a
+	// workflow finished here, and the tasks after it may be free to run.
+	releaseKick chan struct{}
 }
 
 // newRun returns a run of a client with the given config, executor, event
@@ -88,6 +91,8 @@ func newRun(base context.Context, cfg *Config, exec driver.Executor, events *eve
 		lockedBy: cfg.ClientID + "/" + randomSuffix(),
 		fetchers: make(map[string]*fetcher.Fetcher),
 		stopped:  make(chan struct{}),
+
+		releaseKick: make(chan struct{}, 1),
 	}
 	r.fetchCtx, r.stopFetch = context.WithCancel(base)
 	r.maintCtx, r.stopMaint = context.WithCancel(base)
@@ -163,10 +168,16 @@ func (r *run) start(ctx context.Context, d any) {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
-		tick.Every(r.maintCtx, max(cfg.PollInterval, minFlowInterval), func() {
-			r.readFlow(r.maintCtx)
-			r.releaseWaiting(r.maintCtx)
-		})
+		// The flow loop: queue states and a release pass every poll, and
+		// a release pass soon after a workflow's task finishes here, so
+		// that the next task starts without waiting for the poll.
+		tick.EveryOrKicked(r.maintCtx, max(cfg.PollInterval, minFlowInterval), minFlowInterval, r.releaseKick,
+			func(kicked bool) {
+				if !kicked {
+					r.readFlow(r.maintCtx)
+				}
+				r.releaseWaiting(r.maintCtx)
+			})
 	})
 	r.maintWG.Go(func() {
 		lease.Rescue(r.maintCtx, r.exec, cfg.RescueInterval, cfg.Clock, cfg.Logger, r.rescued)

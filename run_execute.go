@@ -78,6 +78,12 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
+		if matched && row.Task != "" && fin.Status.Finished() {
+			select {
+			case r.releaseKick <- struct{}{}:
+			default: // a pass is asked for already
+			}
+		}
 		if !matched && werr == nil && !jr.settled.Load() && !jr.revoked.Load() {
 			r.cfg.Logger.Warn("sluice: job's lease was lost before it finished; its outcome was not recorded",
 				"job_id", row.ID, "topic", row.Topic, "attempt", row.Attempt)

@@ -512,3 +512,25 @@ func testBatchCallbacks[TTx any](t *testing.T, k *kit[TTx]) {
 	require.ErrorIs(t, err, sluice.ErrNotFound)
 	require.Equal(t, before, k.count(t))
 }
+
+func TestWorkflowTaskStartsWithoutWaitingForThePoll(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testWorkflowTaskStartsWithoutWaitingForThePoll[*sql.Tx], testWorkflowTaskStartsWithoutWaitingForThePoll[pgx.Tx])
+}
+
+// A task that finishes asks its client for a release pass, which wakes the
+// claim loop of the task after it: a chain runs through with a poll
+// interval far longer than the test.
+func testWorkflowTaskStartsWithoutWaitingForThePoll[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	s := newSteps()
+	cfg := s.config()
+	cfg.PollInterval = time.Hour
+	c := k.client(t, cfg)
+	w := sluice.NewWorkflow("chain").Add("one", stepArgs{Name: "one"}, nil).
+		Add("two", stepArgs{Name: "two"}, nil, "one").
+		Add("three", stepArgs{Name: "three"}, nil, "two")
+	res, err := c.EnqueueWorkflow(ctx, w)
+	require.NoError(t, err)
+	waitFor(t, c, res.Tasks["three"].ID, sluice.StatusCompleted)
+}

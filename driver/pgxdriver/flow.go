@@ -305,6 +305,19 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 			if out, err = appendQueried(ctx, db, out, e.d.q.release, rel); err != nil {
 				return err
 			}
+			// A released job is as new to the claims as an inserted one:
+			// every listening client hears of its queue once this commits.
+			var queues []string
+			for _, row := range out {
+				if !slices.Contains(queues, row.Queue) {
+					queues = append(queues, row.Queue)
+				}
+			}
+			if len(queues) > 0 {
+				if _, err := db.Exec(ctx, e.d.q.notify, e.d.q.channel, queues); err != nil {
+					return err
+				}
+			}
 		}
 		if len(cancel) > 0 {
 			out, err = appendQueried(ctx, db, out, e.d.q.releaseCancel, cancel, p.Now, errs)

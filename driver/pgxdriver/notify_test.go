@@ -85,6 +85,35 @@ func TestNotifyOnCommit(t *testing.T) {
 
 // TestListenerSurvivesTermination kills the listener's connection from the
 // server side; the listener reconnects on its own.
+// TestReleaseNotifies checks that a job released from waiting wakes the
+// listening clients of its queue, as an insert does, so that a task of a
+// workflow starts when its dependency completes in another process.
+func TestReleaseNotifies(t *testing.T) {
+	t.Parallel()
+	d, _, _ := newDriver(t)
+	ctx := t.Context()
+	ex := d.Executor()
+	l := startListener(t, d)
+	first := newJob("default")
+	then := newJob("released")
+	then.DependsOn, then.OnDependencyFailure = []string{first.ID}, driver.DependencyCancel
+	_, err := ex.JobInsertMany(ctx, params([]*driver.JobInsert{first, then}))
+	require.NoError(t, err)
+	l.await(t, "released") // the insert's own
+
+	rows := claim(t, d, "c", 1)
+	require.Len(t, rows, 1)
+	now := time.Now()
+	_, err = ex.JobFinalize(ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{{ID: first.ID, Attempt: 1,
+		LockedBy: "c", AttemptedAt: rows[0].AttemptedAt, Status: driver.StatusCompleted, FinalizedAt: now}}})
+	require.NoError(t, err)
+	released, err := ex.JobRelease(ctx, &driver.JobReleaseParams{Now: now, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, released, 1)
+	require.Equal(t, then.ID, released[0].ID)
+	l.await(t, "released")
+}
+
 func TestListenerSurvivesTermination(t *testing.T) {
 	t.Parallel()
 	d, pool, _ := newDriver(t)

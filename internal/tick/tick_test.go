@@ -89,3 +89,43 @@ func TestCallsNeverOverlap(t *testing.T) {
 	stop()
 	require.Zero(t, overlaps.Load())
 }
+
+func TestEveryOrKickedCallsOnKicksNoCloserThanTheGap(t *testing.T) {
+	t.Parallel()
+	kick := make(chan struct{}, 1)
+	calls := make(chan bool, 100)
+	const gap = time.Second
+	stop := exectest.Background(t, func(ctx context.Context) {
+		tick.EveryOrKicked(ctx, time.Hour, gap, kick, func(kicked bool) { calls <- kicked })
+	})
+	defer stop()
+	// A first kick calls at once; the kicks within the gap after it make
+	// one more call, once the gap has passed.
+	kick <- struct{}{}
+	require.True(t, <-calls)
+	for range 5 {
+		kick <- struct{}{}
+	}
+	select {
+	case <-calls:
+		t.Fatal("a kick within the gap called at once")
+	case <-time.After(gap / 4):
+	}
+	require.True(t, <-calls)
+	select {
+	case kicked := <-calls:
+		t.Fatalf("a call (kicked=%v) beyond the one the kicks within the gap make", kicked)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestEveryOrKickedTicksWithoutKicks(t *testing.T) {
+	t.Parallel()
+	calls := make(chan bool, 100)
+	stop := exectest.Background(t, func(ctx context.Context) {
+		tick.EveryOrKicked(ctx, time.Millisecond, time.Hour, nil, func(kicked bool) { calls <- kicked })
+	})
+	defer stop()
+	require.False(t, <-calls)
+	require.False(t, <-calls)
+}
