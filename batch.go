@@ -148,8 +148,8 @@ func (c *Client[TTx]) batchInserts(name string, jobs []EnqueueParams, now time.T
 // AddToBatch enqueues jobs into the batch id, which must be open
 // (Batch.KeepOpen), atomically with the check that it is: an error
 // matching ErrGroupClosed when it is closed, ErrNotFound when there is no
-// such batch, and a *GroupError as EnqueueBatch returns for a job that
-// cannot be; nothing is written then.
+// such batch (a workflow's ID names none), and a *GroupError as
+// EnqueueBatch returns for a job that cannot be; nothing is written then.
 func (c *Client[TTx]) AddToBatch(ctx context.Context, id string, jobs ...EnqueueParams) ([]*JobRow, error) {
 	return c.addToBatch(ctx, c.exec, false, id, jobs)
 }
@@ -186,6 +186,10 @@ func (c *Client[TTx]) addToBatch(ctx context.Context, exec driver.Executor, inTx
 		}
 		if errors.Is(err, driver.ErrGroupClosed) {
 			err = ErrGroupClosed
+			// A workflow is never open; its ID names no batch.
+			if g, gerr := c.exec.GroupGet(ctx, &driver.GroupGetParams{ID: gid}); gerr == nil && g.Kind != KindBatch {
+				err = ErrNotFound
+			}
 		}
 		return nil, fmt.Errorf("add to batch %s: %w", gid, err)
 	}

@@ -313,6 +313,11 @@ func testWorkflowFailsCancelsAndRetries[TTx any](t *testing.T, k *kit[TTx]) {
 	// A workflow is not a batch, and IDs that name none are not found.
 	_, err = c.CancelBatch(ctx, res.ID)
 	require.ErrorIs(t, err, sluice.ErrNotFound)
+	_, err = c.AddToBatch(ctx, res.ID, sluice.EnqueueParams{Args: stepArgs{Name: "late"}})
+	require.ErrorIs(t, err, sluice.ErrNotFound, "a workflow takes no jobs as a closed batch would refuse them")
+	require.NotErrorIs(t, err, sluice.ErrGroupClosed)
+	_, err = c.CloseBatch(ctx, res.ID)
+	require.ErrorIs(t, err, sluice.ErrNotFound)
 	for _, id := range []string{"00000000-0000-0000-0000-000000000000", "not-an-id", ""} {
 		_, err = c.GetWorkflow(ctx, id)
 		require.ErrorIs(t, err, sluice.ErrNotFound, id)
