@@ -118,6 +118,15 @@ type jobs interface {
 	SetTopicLimits(ctx context.Context, topic string, l sluice.TopicLimits) (*sluice.Limits, error)
 	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
 	KeyCounts(ctx context.Context, queue string, limit int) ([]*sluice.KeyCount, error)
+	GetWorkflow(ctx context.Context, id string) (*sluice.Group, error)
+	ListWorkflows(ctx context.Context, f *sluice.GroupFilter) (*sluice.GroupList, error)
+	CancelWorkflow(ctx context.Context, id string) ([]*sluice.JobRow, error)
+	RetryWorkflow(ctx context.Context, id string) ([]*sluice.JobRow, error)
+	GetBatch(ctx context.Context, id string) (*sluice.Group, error)
+	ListBatches(ctx context.Context, f *sluice.GroupFilter) (*sluice.GroupList, error)
+	CancelBatch(ctx context.Context, id string) ([]*sluice.JobRow, error)
+	RetryBatch(ctx context.Context, id string) ([]*sluice.JobRow, error)
+	CloseBatch(ctx context.Context, id string) (*sluice.Group, error)
 }
 
 // migratingDriver is a driver that can report its migrations.

@@ -78,11 +78,11 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 
 // filterFlags are the flags that select jobs, as sluice.JobFilter does.
 type filterFlags struct {
-	statuses, topics, queues, tags, keys listValue
-	anyTag                               bool
-	uniqueKey                            string
-	metadata                             pairsValue
-	f                                    sluice.JobFilter
+	statuses, topics, queues, tags, keys, groups listValue
+	anyTag                                       bool
+	uniqueKey                                    string
+	metadata                                     pairsValue
+	f                                            sluice.JobFilter
 }
 
 // addFilterFlags registers the job filter's flags on fs; topicsAndQueues
@@ -100,6 +100,7 @@ func addFilterFlags(fs *flag.FlagSet, topicsAndQueues bool) *filterFlags {
 	fs.BoolVar(&ff.anyTag, "any-tag", false, "with --tag: jobs carrying at least one of the tags")
 	fs.StringVar(&ff.uniqueKey, "unique-key", "", "only jobs with this unique key")
 	fs.Var(&ff.keys, "key", "only jobs with one of these keys (repeat, or separate with commas)")
+	fs.Var(&ff.groups, "group", "only the tasks and jobs of these workflows and batches, by ID (repeat, or separate with commas)")
 	fs.Var(ff.metadata, "meta", "only jobs whose metadata has key=value, a string (repeat for several keys)")
 	fs.Var(timeValue{&ff.f.CreatedFrom, now}, "created-from", "only jobs enqueued at or after this time (RFC 3339, a date, or -1h for an hour ago)")
 	fs.Var(timeValue{&ff.f.CreatedBefore, now}, "created-before", "only jobs enqueued before this time")
@@ -115,6 +116,7 @@ func (ff *filterFlags) filter() sluice.JobFilter {
 		f.Statuses = append(f.Statuses, sluice.JobStatus(s))
 	}
 	f.Topics, f.Queues, f.Tags, f.AnyTag, f.UniqueKey, f.Keys = ff.topics, ff.queues, ff.tags, ff.anyTag, ff.uniqueKey, ff.keys
+	f.GroupIDs = ff.groups
 	if len(ff.metadata) > 0 {
 		f.Metadata = ff.metadata
 	}

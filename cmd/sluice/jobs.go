@@ -65,15 +65,21 @@ func runList(ctx context.Context, c *cli, args []string) error {
 	if c.json {
 		return writeJSON(c.out(), listJSON{Jobs: res.Jobs, Total: res.Total, NextCursor: res.NextCursor})
 	}
+	// The columns of groups show when a job of the page is in one.
+	grouped := slices.ContainsFunc(res.Jobs, func(j *sluice.JobRow) bool { return j.GroupID != "" })
 	tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTOPIC\tQUEUE\tKEY\tSTATUS\tATTEMPT\tPRIORITY\tRUN AT\tCREATED")
+	fmt.Fprint(tw, "ID\tTOPIC\tQUEUE\tKEY\tSTATUS\tATTEMPT\tPRIORITY\tRUN AT\tCREATED")
+	if grouped {
+		fmt.Fprint(tw, "\tGROUP\tTASK")
+	}
+	fmt.Fprintln(tw)
 	for _, j := range res.Jobs {
-		key := j.Key
-		if key == "" {
-			key = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, j.Topic, j.Queue, key, j.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s", j.ID, j.Topic, j.Queue, dash(j.Key), j.Status,
 			j.Attempt, j.MaxRetries+1, j.Priority, stamp(j.RunAt), stamp(j.CreatedAt))
+		if grouped {
+			fmt.Fprintf(tw, "\t%s\t%s", dash(j.GroupID), dash(j.Task))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -173,7 +179,11 @@ func printJob(c *cli, j *sluice.JobRow) {
 	field("id", j.ID)
 	field("topic", j.Topic)
 	field("queue", j.Queue)
-	field("status", string(j.Status))
+	status := string(j.Status)
+	if j.Waiting {
+		status += ", waiting for the jobs it depends on"
+	}
+	field("status", status)
 	field("priority", fmt.Sprint(j.Priority))
 	field("attempt", fmt.Sprintf("%d of at most %d", j.Attempt, j.MaxRetries+1))
 	field("run at", stamp(j.RunAt))
@@ -191,6 +201,20 @@ func printJob(c *cli, j *sluice.JobRow) {
 	}
 	if j.Sequence != "" {
 		field("sequence", string(j.Sequence)+" (its key's jobs run one at a time, in order)")
+	}
+	// Only a workflow's jobs have a task name.
+	switch {
+	case j.Task != "":
+		field("workflow", j.GroupID)
+		field("task", j.Task)
+	case j.GroupID != "":
+		field("batch", j.GroupID)
+	}
+	if len(j.DependsOn) > 0 {
+		field("depends on", strings.Join(j.DependsOn, ", "))
+	}
+	if j.CallbackOf != "" {
+		field("callback of", j.CallbackOf)
 	}
 	if len(j.Tags) > 0 {
 		field("tags", strings.Join(j.Tags, ", "))

@@ -1,7 +1,7 @@
 // Command sluice inspects and manages the jobs of a sluice database from a
 // shell: it migrates the schema, lists, explains and acts on jobs, enqueues
-// them, pauses, resumes and limits queues, topics and keys, and serves the
-// dashboard.
+// them, pauses, resumes and limits queues, topics and keys, shows, cancels
+// and retries workflows and batches, and serves the dashboard.
 //
 //	go install ./cmd/sluice                                  # from a clone
 //	go install github.com/sluicehq/sluice/cmd/sluice@latest  # once published
@@ -16,8 +16,8 @@
 //
 // Exit codes: 0 success; 1 failure (the database could not be reached, an
 // action was refused); 2 bad usage (an unknown verb or flag, a malformed
-// URL, job ID, filter or payload); 3 a job that was asked for by ID does
-// not exist. See docs/cli.md for every verb.
+// URL, job ID, filter or payload); 3 a job, workflow or batch that was
+// asked for by ID does not exist. See docs/cli.md for every verb.
 package main
 
 import (
@@ -75,7 +75,8 @@ type command struct {
 
 // commands returns the verbs, in the order the help lists them. Each group
 // of verbs lives in a file of its own (migrate.go, jobs.go, act.go,
-// enqueue.go, queue.go, limits.go, ui.go) and adds its entries here.
+// enqueue.go, queue.go, limits.go, groups.go, ui.go) and adds its entries
+// here.
 func commands() []command {
 	var cmds []command
 	cmds = append(cmds, migrateCommands()...)
@@ -84,6 +85,7 @@ func commands() []command {
 	cmds = append(cmds, enqueueCommands()...)
 	cmds = append(cmds, queueCommands()...)
 	cmds = append(cmds, topicCommands()...)
+	cmds = append(cmds, groupCommands()...)
 	cmds = append(cmds, uiCommands()...)
 	return cmds
 }
@@ -138,7 +140,7 @@ Flags every verb takes:
   --json               print JSON instead of tables
 
 Run "sluice <verb> --help" for a verb's flags.
-Exit codes: 0 ok, 1 failure, 2 bad usage, 3 job not found.
+Exit codes: 0 ok, 1 failure, 2 bad usage, 3 job, workflow or batch not found.
 `)
 }
 

@@ -62,6 +62,10 @@ type libClient interface {
 	EnqueueMany(ctx context.Context, params []sluice.EnqueueParams) ([]sluice.EnqueueResult, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 	StoredLimits(ctx context.Context) ([]*sluice.Limits, error)
+	EnqueueWorkflow(ctx context.Context, w *sluice.Workflow) (*sluice.WorkflowResult, error)
+	EnqueueBatch(ctx context.Context, b *sluice.Batch) (*sluice.BatchResult, error)
+	GetWorkflow(ctx context.Context, id string) (*sluice.Group, error)
+	GetBatch(ctx context.Context, id string) (*sluice.Group, error)
 }
 
 // failArgs are the arguments of jobs the failing worker fails.
