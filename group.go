@@ -343,8 +343,12 @@ func (c *Client[TTx]) callbackInserts(name string, cb *groupCallbacks, now time.
 	}{{"OnSuccess", cb.onSuccess, &out.OnSuccess}, {"OnFailure", cb.onFailure, &out.OnFailure}, {"OnComplete", cb.onComplete, &out.OnComplete}} {
 		for i, p := range part.from {
 			ins, err := c.newInsert(p.Args, p.Options, now)
-			if err == nil && (ins.UniqueKey != "" || len(ins.DependsOn) > 0) {
-				err = &OptionsError{Field: "UniqueKey", Reason: "a callback has no unique key nor dependencies"}
+			switch {
+			case err != nil:
+			case ins.UniqueKey != "":
+				err = &OptionsError{Field: "UniqueKey", Reason: "a callback has no unique key"}
+			case len(ins.DependsOn) > 0:
+				err = &OptionsError{Field: "DependsOn", Reason: "a callback has no dependencies"}
 			}
 			if err != nil {
 				return nil, &GroupError{Name: name, Task: fmt.Sprintf("%s[%d]", part.name, i), Part: part.name, Index: i, Err: err}
