@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,10 +32,15 @@ import (
 // by its exact name (400). What the handler checks and stores is then
 // what every later reader of the body and of the stored values sees.
 func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
+	return decodeBodyUpTo(w, r, v, h.bodyLimit)
+}
+
+// decodeBodyUpTo is decodeBody with a body of at most limit bytes.
+func decodeBodyUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) ([]byte, error) {
 	if err := jsonContentType(r); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.bodyLimit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -128,7 +134,7 @@ func strictProblem(err error) *problem {
 		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Detail: "the request body " + err.Error()}
 	}
 	code := CodeInvalidRequest
-	if e.Path == "payload" || strings.HasPrefix(e.Path, "payload.") || strings.HasPrefix(e.Path, "payload[") {
+	if payloadPath.MatchString(e.Path) {
 		code = CodeInvalidPayload
 	}
 	detail := e.Err.Error()
@@ -137,6 +143,10 @@ func strictProblem(err error) *problem {
 	}
 	return badRequest(code, e.Path, detail)
 }
+
+// payloadPath matches the paths within a payload: the body's, or that of
+// a job in a list of them (tasks[3].payload.to).
+var payloadPath = regexp.MustCompile(`^(?:[a-z_]+\[\d+\]\.)?payload(?:$|[.\[])`)
 
 // bodyProblem returns the problem of a body encoding/json did not decode.
 func bodyProblem(err error) *problem {
@@ -152,16 +162,25 @@ func bodyProblem(err error) *problem {
 }
 
 // fieldNames returns the JSON names of the fields of the struct v points
-// to.
+// to, those of the structs it embeds included, as encoding/json promotes
+// them.
 func fieldNames(v any) map[string]bool {
-	t := reflect.TypeOf(v).Elem()
-	names := make(map[string]bool, t.NumField())
+	names := map[string]bool{}
+	addFieldNames(reflect.TypeOf(v).Elem(), names)
+	return names
+}
+
+func addFieldNames(t reflect.Type, names map[string]bool) {
 	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			addFieldNames(f.Type, names)
+		case name != "" && name != "-":
 			names[name] = true
 		}
 	}
-	return names
 }
 
 // jsonType names a Go kind as JSON does.

@@ -277,6 +277,9 @@ type jobJSON struct {
 	Waiting     bool            `json:"waiting"`
 	Key         string          `json:"key"`
 	Sequence    string          `json:"sequence"`
+	GroupID     string          `json:"group_id"`
+	Task        string          `json:"task"`
+	CallbackOf  string          `json:"callback_of"`
 }
 
 // logJSON is a job's log record as the API answers it.

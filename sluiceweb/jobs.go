@@ -100,20 +100,7 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	opts, err := req.options()
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	switch {
-	case req.Topic == "":
-		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "required"))
-		return
-	case !utf8.ValidString(req.Topic) || strings.ContainsRune(req.Topic, 0):
-		h.fail(w, r, badRequest(CodeInvalidRequest, "topic", "must be UTF-8 without NUL characters"))
-		return
-	}
-	args, err := storedArgs(req.Topic, req.Payload)
+	args, opts, err := req.job()
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -132,6 +119,26 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeEnqueueResponse(w, status, enqueueResponse{Job: withoutLogs(res.Job)[0], Duplicate: res.Duplicate})
+}
+
+// job returns the request's job: its arguments, with the payload as it
+// will be stored, and its options; or a problem.
+func (req *enqueueRequest) job() (sluice.RawArgs, *sluice.EnqueueOptions, error) {
+	opts, err := req.options()
+	if err != nil {
+		return sluice.RawArgs{}, nil, err
+	}
+	switch {
+	case req.Topic == "":
+		return sluice.RawArgs{}, nil, badRequest(CodeInvalidRequest, "topic", "required")
+	case !utf8.ValidString(req.Topic) || strings.ContainsRune(req.Topic, 0):
+		return sluice.RawArgs{}, nil, badRequest(CodeInvalidRequest, "topic", "must be UTF-8 without NUL characters")
+	}
+	args, err := storedArgs(req.Topic, req.Payload)
+	if err != nil {
+		return sluice.RawArgs{}, nil, err
+	}
+	return args, opts, nil
 }
 
 // storedArgs returns a job's arguments with the payload as the client

@@ -189,6 +189,7 @@ func openAPIDocument() obj {
 	}
 	maps.Copy(paths, schedulePaths())
 	maps.Copy(paths, limitPaths())
+	maps.Copy(paths, groupPaths())
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{

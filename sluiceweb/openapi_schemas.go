@@ -107,6 +107,9 @@ func jobProperties() obj {
 		"waiting":      boolean("True while it waits for them (it is pending, and no client starts it); absent otherwise."),
 		"key":          str("The job's key: the customer, account or order its limits per key count it under; absent when none."),
 		"sequence":     enum("Puts the job in the sequence of its key in its queue: its jobs run one at a time, in order. hold holds the rest behind a job that failed for good, continue goes on past it. Absent when the job is in no sequence.", "hold", "continue"),
+		"group_id":     uuidString("The workflow or batch the job is a job of; absent when none."),
+		"task":         str("The job's task name in its workflow; absent when it is no task."),
+		"callback_of":  uuidString("The workflow or batch whose callback the job is; absent when none."),
 	}
 }
 
@@ -127,6 +130,28 @@ func filterProperties() obj {
 		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
 		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
 		"keys":           array(str(""), "Jobs with one of these keys."),
+	}
+}
+
+// enqueueProperties are the members of a job to enqueue (POST api/jobs).
+func enqueueProperties() obj {
+	return obj{
+		"topic":       str("The job's topic. A client with workers refuses a topic it has no worker for (unknown_topic)."),
+		"payload":     anyJSON("The job's arguments, one JSON value; absent or null means {}. It must decode into the arguments of the topic's worker, unknown fields refused."),
+		"run_at":      dateTime("When the job may run (RFC 3339); not with delay."),
+		"delay":       str("How long from now the job waits, a Go duration such as 90s or 1h30m; not with run_at."),
+		"queue":       str("The queue; default \"default\". It must be one the client knows."),
+		"priority":    integer("Smaller runs first within the queue; -32768 to 32767; default 0."),
+		"max_retries": integer("Retries after the first attempt; absent means the default (3), 0 none."),
+		"unique_key":  str("While a pending or processing job has this key, enqueueing returns it (duplicate) instead."),
+		"tags":        array(str(""), "Labels for finding the job: at most 32, each 1 to 128 bytes of UTF-8 without NUL; repeats dropped."),
+		"metadata":    typed("object", "Data about the job, a JSON object of at most 64 KiB encoded; filter by its string values."),
+		"depends_on":  array(str(""), "IDs of jobs (at most 100) this one waits for: it runs once every one of them completed."),
+		"on_dependency_failure": enum("What a dependency that fails for good, is cancelled or is gone does: cancel this job (the default) or run it anyway once every dependency is final.",
+			"cancel", "run"),
+		"key": str("The job's key, 1 to 255 bytes of UTF-8 without NUL: the customer, account or order the limits per key of its queue and topic count it under."),
+		"sequence": enum("Puts the job in the sequence of its key (it needs a key): hold or continue. Absent: the policy stored for its topic or queue, if any.",
+			"hold", "continue"),
 	}
 }
 
@@ -163,24 +188,7 @@ func schemas() obj {
 			"message": str("What the job was doing."),
 			"at":      dateTime("When it was reported."),
 		}, "attempt", "percent", "at"),
-		"EnqueueRequest": object("A job to enqueue.", obj{
-			"topic":       str("The job's topic. A client with workers refuses a topic it has no worker for (unknown_topic)."),
-			"payload":     anyJSON("The job's arguments, one JSON value; absent or null means {}. It must decode into the arguments of the topic's worker, unknown fields refused."),
-			"run_at":      dateTime("When the job may run (RFC 3339); not with delay."),
-			"delay":       str("How long from now the job waits, a Go duration such as 90s or 1h30m; not with run_at."),
-			"queue":       str("The queue; default \"default\". It must be one the client knows."),
-			"priority":    integer("Smaller runs first within the queue; -32768 to 32767; default 0."),
-			"max_retries": integer("Retries after the first attempt; absent means the default (3), 0 none."),
-			"unique_key":  str("While a pending or processing job has this key, enqueueing returns it (duplicate) instead."),
-			"tags":        array(str(""), "Labels for finding the job: at most 32, each 1 to 128 bytes of UTF-8 without NUL; repeats dropped."),
-			"metadata":    typed("object", "Data about the job, a JSON object of at most 64 KiB encoded; filter by its string values."),
-			"depends_on":  array(str(""), "IDs of jobs (at most 100) this one waits for: it runs once every one of them completed."),
-			"on_dependency_failure": enum("What a dependency that fails for good, is cancelled or is gone does: cancel this job (the default) or run it anyway once every dependency is final.",
-				"cancel", "run"),
-			"key": str("The job's key, 1 to 255 bytes of UTF-8 without NUL: the customer, account or order the limits per key of its queue and topic count it under."),
-			"sequence": enum("Puts the job in the sequence of its key (it needs a key): hold or continue. Absent: the policy stored for its topic or queue, if any.",
-				"hold", "continue"),
-		}, "topic"),
+		"EnqueueRequest": object("A job to enqueue.", enqueueProperties(), "topic"),
 		"EnqueueResponse": object("The job enqueued, or the live job with the same unique key.", obj{
 			"job":       ref("Job"),
 			"duplicate": boolean("True when nothing was enqueued because a live job has the unique key."),
@@ -277,7 +285,7 @@ func schemas() obj {
 			"detail": str("What went wrong, for people."),
 			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload, CodeUnsupportedMediaType,
 				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeInvalidSchedule,
-				CodeDuplicateSchedule, CodeUnauthorized, CodeForbidden,
+				CodeDuplicateSchedule, CodeInvalidWorkflow, CodeInvalidBatch, CodeBatchClosed, CodeUnauthorized, CodeForbidden,
 				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInternal),
 			"field":      str("The request member or parameter at fault."),
 			"job_status": ref("Status"),
@@ -285,5 +293,6 @@ func schemas() obj {
 	}
 	maps.Copy(all, scheduleSchemas())
 	maps.Copy(all, limitSchemas())
+	maps.Copy(all, groupSchemas())
 	return all
 }

@@ -16,8 +16,8 @@ import (
 // of an application/problem+json body (RFC 9457). They are stable: branch
 // on them, not on the detail, which is for people.
 const (
-	// CodeNotFound (404): no job has the ID, no schedule the name, or no
-	// endpoint the path.
+	// CodeNotFound (404): no job, workflow or batch has the ID, no
+	// schedule the name, or no endpoint the path.
 	CodeNotFound = "not_found"
 	// CodeInvalidRequest (400): the body is not one JSON object in valid
 	// UTF-8, has a member twice (names equal under case folding count as
@@ -52,6 +52,21 @@ const (
 	CodeInvalidSchedule = "invalid_schedule"
 	// CodeDuplicateSchedule (409): another schedule has the name.
 	CodeDuplicateSchedule = "duplicate_schedule"
+	// CodeInvalidWorkflow (400): a workflow that cannot be enqueued: no
+	// task, more than sluice.MaxGroupJobs, a task without a name or with
+	// the name of another, a task after one that is not there, a cycle,
+	// a task a job cannot be (a unique key, dependencies of its own); the
+	// member "field" names it (tasks[3].after[0]). A task's job that
+	// cannot be enqueued has the problem of POST api/jobs (unknown_topic,
+	// invalid_payload ...) with field naming its member (tasks[3].payload).
+	CodeInvalidWorkflow = "invalid_workflow"
+	// CodeInvalidBatch (400): a batch that cannot be enqueued, or jobs
+	// that cannot be added to one: no job (unless kept open), more than
+	// sluice.MaxGroupJobs, a job with a unique key; field names it
+	// (jobs[2]), as for workflows.
+	CodeInvalidBatch = "invalid_batch"
+	// CodeBatchClosed (409): jobs added to a batch that is closed.
+	CodeBatchClosed = "batch_closed"
 	// CodeUnauthorized (401): Options.Authorize returned ErrUnauthorized.
 	CodeUnauthorized = "unauthorized"
 	// CodeForbidden (403): Options.Authorize refused, or the topic is not
@@ -125,8 +140,19 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, h.problemOf(r, err))
 }
 
-// problemOf maps the client's typed errors to problems.
+// problemOf maps the client's typed errors to problems; any other error
+// is logged and answered 500.
 func (h *Handler) problemOf(r *http.Request, err error) *problem {
+	if p := h.knownProblem(r, err); p != nil {
+		return p
+	}
+	h.opts.Logger.Error("sluiceweb: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	return &problem{Status: http.StatusInternalServerError, Code: CodeInternal, Detail: "internal error; see the server's log"}
+}
+
+// knownProblem returns the problem of one of the client's typed errors,
+// nil for any other error.
+func (h *Handler) knownProblem(r *http.Request, err error) *problem {
 	var (
 		scheduleErr *sluice.ScheduleError
 		filterErr   *sluice.FilterError
@@ -139,6 +165,9 @@ func (h *Handler) problemOf(r *http.Request, err error) *problem {
 	switch {
 	case errors.As(err, &p):
 		return p
+	case errors.Is(err, sluice.ErrGroupClosed):
+		return &problem{Status: http.StatusConflict, Code: CodeBatchClosed,
+			Detail: "the batch is closed: it takes no more jobs (a batch takes them while kept open, until closed)"}
 	case errors.Is(err, sluice.ErrNotFound):
 		return &problem{Status: http.StatusNotFound, Code: CodeNotFound, Detail: "no job has this ID"}
 	case errors.Is(err, sluice.ErrScheduleNotFound):
@@ -174,8 +203,7 @@ func (h *Handler) problemOf(r *http.Request, err error) *problem {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return &problem{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Detail: "the request ended"}
 	}
-	h.opts.Logger.Error("sluiceweb: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-	return &problem{Status: http.StatusInternalServerError, Code: CodeInternal, Detail: "internal error; see the server's log"}
+	return nil
 }
 
 // Error makes a problem an error, so that helpers can return it.
