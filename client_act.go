@@ -156,7 +156,7 @@ func (c *Client[TTx]) actOne(ctx context.Context, exec driver.Executor, a act, i
 			c.events.emit(EventCancelled, rows[0], 0)
 		}
 		if exec == c.exec {
-			c.feed.note(rows, a == actDelete)
+			c.noteAct(a, rows)
 		}
 		return rows[0], nil
 	}
@@ -199,7 +199,7 @@ func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, 
 		}
 	}
 	if exec == c.exec {
-		c.feed.note(rows, a == actDelete)
+		c.noteAct(a, rows)
 	}
 	return rows, nil
 }
@@ -224,4 +224,13 @@ func (c *Client[TTx]) revoke(id string) {
 	if r := c.run.Load(); r != nil {
 		r.running.revoke(id)
 	}
+}
+
+// noteAct tells the change feed what a did to rows.
+func (c *Client[TTx]) noteAct(a act, rows []*JobRow) {
+	if a == actRequeue {
+		c.feed.noteRequeued(rows)
+		return
+	}
+	c.feed.note(rows, a == actDelete)
 }

@@ -69,6 +69,9 @@ type seen struct {
 type note struct {
 	state   *JobState
 	deleted bool
+	// requeued says that the client requeued the job, which the poller
+	// may have forgotten since it finished.
+	requeued bool
 	// sent is when the note was made, after the commit.
 	sent time.Time
 }
@@ -340,7 +343,7 @@ func (p *poller) applyNotes(ns []note) []Change {
 		if n.deleted {
 			ch, ok = p.forget(n.state.ID, n.state, wall)
 		} else {
-			ch, ok = p.observe(n.state, wall, false)
+			ch, ok = p.observe(n.state, wall, n.requeued)
 		}
 		if ok {
 			ch.At = now
@@ -357,7 +360,13 @@ func (f *feed) running() bool { return f.current.Load() != nil }
 // committed: deleted ones, or others as they are now. It costs an atomic
 // load when no feed runs, and never blocks: a note that does not fit is
 // left to the next read.
-func (f *feed) note(rows []*JobRow, deleted bool) {
+func (f *feed) note(rows []*JobRow, deleted bool) { f.post(rows, deleted, false) }
+
+// noteRequeued is note of jobs this client requeued: they are reported
+// requeued even when the feed has forgotten that they had finished.
+func (f *feed) noteRequeued(rows []*JobRow) { f.post(rows, false, true) }
+
+func (f *feed) post(rows []*JobRow, deleted, requeued bool) {
 	p := f.current.Load()
 	if p == nil || len(rows) == 0 {
 		return
@@ -365,7 +374,7 @@ func (f *feed) note(rows []*JobRow, deleted bool) {
 	ns := make([]note, len(rows))
 	sent := time.Now()
 	for i, r := range rows {
-		ns[i] = note{state: r.State(), deleted: deleted, sent: sent}
+		ns[i] = note{state: r.State(), deleted: deleted, requeued: requeued, sent: sent}
 	}
 	select {
 	case p.notes <- ns:

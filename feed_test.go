@@ -190,6 +190,39 @@ func testWatchReportsRequeuesAndDeletesByOtherClients[TTx any](t *testing.T, k *
 	require.Equal(t, "note", deleted.Job.Topic)
 }
 
+func TestWatchReportsItsClientsRequeueOfAJobFinishedLongAgo(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testWatchReportsItsClientsRequeueOfAJobFinishedLongAgo[*sql.Tx],
+		testWatchReportsItsClientsRequeueOfAJobFinishedLongAgo[pgx.Tx])
+}
+
+func testWatchReportsItsClientsRequeueOfAJobFinishedLongAgo[TTx any](t *testing.T, k *kit[TTx]) {
+	// The jobs were cancelled before the feed started, longer ago than it
+	// looks back: the feed never saw them finish.
+	other := k.client(t, nil)
+	var ids []string
+	for _, key := range []string{"one", "many"} {
+		res, err := other.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour), UniqueKey: key})
+		require.NoError(t, err)
+		_, err = other.Cancel(t.Context(), res.Job.ID)
+		require.NoError(t, err)
+		ids = append(ids, res.Job.ID)
+	}
+	time.Sleep(50 * time.Millisecond) // more than the lag below
+	feed := sluice.ChangeFeedConfig{Interval: 10 * time.Millisecond, Lag: 10 * time.Millisecond, Linger: -1}
+	watcher := k.client(t, &sluice.Config{ChangeFeed: feed})
+	sub := watch(t, watcher, nil)
+	_, err := watcher.Requeue(t.Context(), ids[0])
+	require.NoError(t, err)
+	_, err = watcher.RequeueMany(t.Context(), &sluice.JobFilter{UniqueKey: "many"})
+	require.NoError(t, err)
+	for _, id := range ids {
+		ch := nextChange(t, sub)
+		require.Equal(t, id, ch.Job.ID)
+		require.Equal(t, sluice.ChangeRequeued, ch.Kind)
+	}
+}
+
 func TestWatchReportsEachChangeOnce(t *testing.T) {
 	t.Parallel()
 	onBothDrivers(t, testWatchReportsEachChangeOnce[*sql.Tx], testWatchReportsEachChangeOnce[pgx.Tx])
