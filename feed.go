@@ -151,6 +151,11 @@ type WatchOptions struct {
 type ChangeSubscription struct {
 	// C delivers the changes. It is closed by Close.
 	C <-chan Change
+	// Start is the ID of the feed's latest change when the subscription
+	// joined it: C delivers the changes after it, preceded by those
+	// replayed after WatchOptions.After (or a ChangeReset). A subscriber
+	// that stops before its first change resumes after Start.
+	Start string
 
 	c       chan Change
 	ids     map[string]bool
@@ -291,6 +296,7 @@ func (f *feed) join(s *ChangeSubscription, after string, start func() *poller) *
 		f.subs = make(map[*ChangeSubscription]bool)
 	}
 	f.subs[s] = true
+	s.Start = f.id(f.seq)
 	if after != "" {
 		f.replay(s, after)
 	}

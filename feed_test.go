@@ -302,9 +302,19 @@ func testWatchResumesAfterAChange[TTx any](t *testing.T, k *kit[TTx]) {
 		require.NoError(t, err)
 		missed = append(missed, res.Job.ID)
 	}
+	var latest sluice.Change
 	for range 4 {
-		nextChange(t, keep)
+		latest = nextChange(t, keep)
 	}
+
+	// A subscriber that stops before its first change resumes after its
+	// Start.
+	idle := watch(t, c, nil)
+	require.Equal(t, latest.ID, idle.Start)
+	idle.Close()
+	res, err := c.Enqueue(t.Context(), noteArgs{N: 20}, later)
+	require.NoError(t, err)
+	require.Equal(t, res.Job.ID, nextChange(t, watch(t, c, &sluice.WatchOptions{After: idle.Start})).Job.ID)
 
 	resumed := watch(t, c, &sluice.WatchOptions{After: seen.ID})
 	for _, id := range missed {
