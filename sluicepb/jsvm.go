@@ -35,8 +35,11 @@ type JSOptions struct {
 // JSConfig returns cfg, a jsvm plugin configuration, with $jobs bound into
 // every JavaScript runtime the plugin creates: the app's pb_hooks and
 // migrations get $jobs.enqueue, enqueueTx, get, list, stats, requeue,
-// cancel, retry, delete, ack and nack, and pb_hooks register workers with
-// $jobs.work. cfg.OnInit, the app author's own hook, still runs, after
+// cancel, retry, delete, ack and nack, the builders $jobs.workflow and
+// $jobs.batch with the calls on workflows and batches (getWorkflow,
+// listWorkflows, cancelWorkflow, retryWorkflow, and their batch twins with
+// addToBatch, addToBatchTx and closeBatch), and pb_hooks register workers
+// with $jobs.work. cfg.OnInit, the app author's own hook, still runs, after
 // the binding, and runs too for the runtimes that work JavaScript jobs.
 // Register the plugin with the result, after Register:
 //

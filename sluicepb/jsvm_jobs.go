@@ -114,6 +114,8 @@ func (h *jsHost) bind(vm *goja.Runtime) {
 		return c.Delete(ctx, id)
 	})
 
+	h.bindGroups(vm, set)
+
 	set("work", func(ctx context.Context, call goja.FunctionCall) goja.Value {
 		if err := h.work(vm, call.Arguments); err != nil {
 			throw(vm, "work", err)
@@ -338,6 +340,7 @@ type jsListFilter struct {
 	AnyTag        bool              `json:"anyTag"`
 	Metadata      map[string]string `json:"metadata"`
 	Keys          []string          `json:"keys"`
+	GroupIDs      []string          `json:"groupIds"`
 	Order         string            `json:"order"`
 	Limit         int               `json:"limit"`
 	Offset        int               `json:"offset"`
@@ -347,7 +350,7 @@ type jsListFilter struct {
 func (f *jsListFilter) filter() (*sluice.ListFilter, error) {
 	lf := &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: f.Topics, Queues: f.Queues, UniqueKey: f.UniqueKey,
 		CreatedFrom: f.CreatedFrom, CreatedBefore: f.CreatedBefore, RunAtFrom: f.RunAtFrom, RunAtBefore: f.RunAtBefore,
-		Tags: f.Tags, AnyTag: f.AnyTag, Metadata: f.Metadata, Keys: f.Keys}, Limit: f.Limit, Offset: f.Offset, Cursor: f.Cursor}
+		Tags: f.Tags, AnyTag: f.AnyTag, Metadata: f.Metadata, Keys: f.Keys, GroupIDs: f.GroupIDs}, Limit: f.Limit, Offset: f.Offset, Cursor: f.Cursor}
 	for _, s := range f.Statuses {
 		lf.Statuses = append(lf.Statuses, sluice.JobStatus(s))
 	}

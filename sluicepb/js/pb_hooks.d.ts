@@ -39,6 +39,16 @@ declare namespace sluicepb {
     sequence?: "hold" | "continue";
     logs?: { attempt: number; level: string; time: string; message: string; attrs: { [key: string]: any } }[];
     logs_dropped?: number;
+    /** The IDs of the jobs it waits for (in a workflow, the tasks it comes after). */
+    depends_on?: string[];
+    /** True while it waits for them. */
+    waiting?: boolean;
+    /** The workflow or batch it belongs to. */
+    group_id?: string;
+    /** Its task's name, in a workflow. */
+    task?: string;
+    /** The workflow or batch it is a callback of. */
+    callback_of?: string;
   }
 
   /** The job a JavaScript worker's handler gets. */
@@ -72,6 +82,84 @@ declare namespace sluicepb {
     sequence?: "hold" | "continue";
   }
 
+  /** The options of a workflow's task: a job's, and what a failure of a task it comes after does to it. */
+  interface TaskOptions extends EnqueueOptions {
+    /** "cancel" (the default): it is cancelled; "run": it runs anyway. */
+    onDependencyFailure?: "cancel" | "run";
+  }
+
+  /** A job of $jobs.addToBatch. */
+  interface JobSpec<P = any> {
+    topic: string;
+    payload?: P;
+    options?: EnqueueOptions;
+  }
+
+  /** A workflow or batch enqueued: its ID and its jobs, in the order added. */
+  interface EnqueuedGroup {
+    id: string;
+    kind: "workflow" | "batch";
+    name: string;
+    jobs: Job[];
+  }
+
+  type GroupStatus = "open" | "running" | "completed" | "failed";
+
+  /** A workflow or batch; jobs and callbacks only from get and closeBatch. */
+  interface Group {
+    id: string;
+    kind: "workflow" | "batch";
+    name: string;
+    created_at: string;
+    status: GroupStatus;
+    counts: { [status: string]: number };
+    started_at?: string;
+    finished_at?: string;
+    /** When it was found done and its callbacks enqueued. */
+    settled_at?: string;
+    outcome?: "success" | "failure";
+    jobs?: Job[];
+    callbacks?: { on: "success" | "failure" | "complete"; topic: string; job_id: string; job?: Job }[];
+  }
+
+  interface GroupFilter {
+    name?: string;
+    statuses?: GroupStatus[];
+    createdFrom?: Date | string;
+    createdBefore?: Date | string;
+    limit?: number;
+    cursor?: string;
+  }
+
+  /** Callbacks of a workflow or batch: jobs enqueued once it is done. */
+  interface GroupCallbacks<B> {
+    /** Once every job completed. */
+    onSuccess<P = any>(topic: string, payload?: P, options?: EnqueueOptions): B;
+    /** Once none is pending or running and one failed for good or was cancelled. */
+    onFailure<P = any>(topic: string, payload?: P, options?: EnqueueOptions): B;
+    /** Once none is pending or running, whatever their outcomes. */
+    onComplete<P = any>(topic: string, payload?: P, options?: EnqueueOptions): B;
+  }
+
+  /** What $jobs.workflow(name) returns. */
+  interface WorkflowBuilder extends GroupCallbacks<WorkflowBuilder> {
+    /** Adds the task named task, run once every task named in after completed. */
+    add<P = any>(task: string, topic: string, payload?: P, options?: TaskOptions | null, after?: string[]): WorkflowBuilder;
+    /** Enqueues every task and callback, committed at once. */
+    enqueue(): EnqueuedGroup;
+    /** Enqueues in txApp's transaction ($app.runInTransaction). */
+    enqueueTx(txApp: any): EnqueuedGroup;
+  }
+
+  /** What $jobs.batch(name) returns. */
+  interface BatchBuilder extends GroupCallbacks<BatchBuilder> {
+    add<P = any>(topic: string, payload?: P, options?: EnqueueOptions | null): BatchBuilder;
+    /** Takes more jobs ($jobs.addToBatch) until $jobs.closeBatch. */
+    keepOpen(): BatchBuilder;
+    enqueue(): EnqueuedGroup;
+    enqueueTx(txApp: any): EnqueuedGroup;
+  }
+
   interface ListFilter {
     topics?: string[];
     statuses?: JobStatus[];
@@ -86,6 +174,8 @@ declare namespace sluicepb {
     metadata?: { [key: string]: string };
     /** Jobs with one of these keys. */
     keys?: string[];
+    /** The tasks and jobs of these workflows and batches. */
+    groupIds?: string[];
     order?: "oldest" | "newest";
     limit?: number;
     offset?: number;
@@ -143,6 +233,27 @@ declare namespace sluicepb {
     ack(txApp: any, job: Job, result?: any): void;
     /** Records a failure of a worker's job in txApp's transaction. */
     nack(txApp: any, job: Job, message: string): void;
+
+    /** A workflow to build and enqueue: tasks, each a job, run once those they come after completed. */
+    workflow(name?: string): WorkflowBuilder;
+    /** A batch to build and enqueue: jobs watched as one, with callbacks. */
+    batch(name?: string): BatchBuilder;
+    getWorkflow(id: string): Group;
+    listWorkflows(filter?: GroupFilter): { items: Group[]; next_cursor?: string };
+    /** Cancels its pending and running tasks; returns them. */
+    cancelWorkflow(id: string): { items: Job[]; count: number };
+    /** Runs its failed tasks again, and those after them; returns the tasks changed. */
+    retryWorkflow(id: string): { items: Job[]; count: number };
+    getBatch(id: string): Group;
+    listBatches(filter?: GroupFilter): { items: Group[]; next_cursor?: string };
+    cancelBatch(id: string): { items: Job[]; count: number };
+    retryBatch(id: string): { items: Job[]; count: number };
+    /** Adds jobs to a batch kept open. */
+    addToBatch(id: string, jobs: JobSpec[]): { items: Job[]; count: number };
+    /** addToBatch in txApp's transaction. */
+    addToBatchTx(txApp: any, id: string, jobs: JobSpec[]): { items: Job[]; count: number };
+    /** Closes a batch kept open: it is done once its jobs are. */
+    closeBatch(id: string): Group;
   }
 }
 
