@@ -246,6 +246,9 @@ type StatsFilter struct {
 	// gives a point a minute. At least a second, and at most
 	// MaxStatsBuckets buckets in the window.
 	Bucket time.Duration
+	// OldestDue, when true, also reads Stats.OldestDue: in each queue,
+	// since when its longest-waiting due job has been due.
+	OldestDue bool
 }
 
 // MaxStatsBuckets is the most buckets Stats counts in a window.
@@ -288,6 +291,14 @@ type Stats struct {
 	// Paused are the queues paused (see Client.PauseQueue), sorted, whatever
 	// the filter; nil when none is. Client.QueueStates tells more.
 	Paused []string
+	// OldestDue holds, when StatsFilter.OldestDue is set, for each queue
+	// with a pending job that is due (its RunAt passed, and it waits for
+	// no other job), the RunAt of the one due the longest: now minus it
+	// is how long the queue's oldest due job has waited for a worker.
+	// Queues with no due job are absent. It is read through the claim
+	// index, a probe per queue and priority of pending jobs, whatever
+	// the backlog.
+	OldestDue map[string]time.Time
 }
 
 // Stats sums up the jobs f selects (nil means all). An invalid filter
@@ -324,14 +335,18 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	now := c.now()
-	ds, err := exec.JobStats(ctx, &driver.JobStatsParams{Filter: *jf, Since: now.Add(-window), Bucket: f.Bucket})
+	params := &driver.JobStatsParams{Filter: *jf, Since: now.Add(-window), Bucket: f.Bucket}
+	if f.OldestDue {
+		params.DueAt = now
+	}
+	ds, err := exec.JobStats(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	st := &Stats{
 		ByStatus: map[JobStatus]int{}, ByTopic: map[string]map[JobStatus]int{}, ByQueue: map[string]map[JobStatus]int{},
 		Window: window, Completed: ds.Completed, Failed: ds.Failed,
-		AvgDuration: ds.AvgDuration, P95Duration: ds.P95Duration,
+		AvgDuration: ds.AvgDuration, P95Duration: ds.P95Duration, OldestDue: ds.OldestDue,
 	}
 	add := func(m map[string]map[JobStatus]int, key string, cnt driver.JobCount) {
 		if m[key] == nil {

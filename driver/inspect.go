@@ -65,6 +65,10 @@ type JobStatsParams struct {
 	// FinalizedAt truncated to a multiple of Bucket. At least a
 	// microsecond when set.
 	Bucket time.Duration
+	// DueAt, when not zero, asks for JobStats.OldestDue: the selected
+	// pending jobs due at DueAt (RunAt at or before it) that have waited
+	// longest, per queue.
+	DueAt time.Time
 }
 
 // JobStats is the outcome of [Executor.JobStats].
@@ -85,6 +89,12 @@ type JobStats struct {
 	// that became completed or failed in the window, oldest bucket first;
 	// buckets without any are absent. Nil when Bucket was not set.
 	Series []JobBucket
+	// OldestDue, when DueAt was set, holds for each queue with a selected
+	// pending job due at DueAt the earliest RunAt of such a job; empty,
+	// not nil, when no queue has one. Nil when DueAt was not set. Drivers
+	// read it through the claim index, one probe per queue and priority
+	// that pending jobs have, so that a backlog of any size costs the same.
+	OldestDue map[string]time.Time
 }
 
 // JobBucket is how many jobs completed and failed in one bucket of time.

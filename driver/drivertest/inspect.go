@@ -34,6 +34,10 @@ func statsCases[TTx any]() []testCase[TTx] {
 		// counted per bucket of FinalizedAt aligned on the epoch, oldest
 		// first, empty buckets absent; without one, Series is nil.
 		{name: "Series", twin: true, fn: testStatsSeries[TTx]},
+		// With DueAt, the earliest RunAt of the selected pending jobs due
+		// then, per queue, over every priority; waiting jobs and jobs due
+		// later are not due. Without it, OldestDue is nil.
+		{name: "OldestDue", twin: true, fn: testStatsOldestDue[TTx]},
 		// Counts a driver keeps agree with counting the table after every
 		// kind of write, in the writing transaction, and after a rollback.
 		{name: "Kept", twin: true, fn: testStatsKept[TTx]},
