@@ -225,7 +225,11 @@ func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bo
 	*fin = driver.JobFinalize{ID: row.ID, Attempt: row.Attempt, LockedBy: row.LockedBy, AttemptedAt: row.AttemptedAt}
 	// The records logged since the last write go with the outcome.
 	fin.Logs, _ = jr.unwrittenLogs()
-	defer func() { fin.Insert = r.notifications(jr, fin) }()
+	defer func() {
+		fin.Insert = r.notifications(jr, fin)
+		// Retention of none: the outcome deletes the job as it records it.
+		fin.Delete = fin.Status.Finished() && r.cfg.Retention.keep(row.Topic, row.Queue, fin.Status) == KeepNone
+	}()
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true

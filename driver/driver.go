@@ -546,6 +546,12 @@ type JobFinalize struct {
 	// inserted as JobInsertMany would insert them; they must not have a
 	// UniqueKey.
 	Insert []*JobInsert
+	// Delete, when true with a final Status, deletes the job in the same
+	// transaction once the item has recorded its outcome (its retention
+	// for that status is none). The deletion selects the job by ID,
+	// Status and Attempt, not by the claim: a job of this status and
+	// attempt, however it got there, is one its retention deletes anyway.
+	Delete bool
 }
 
 // JobHeartbeatParams are the params of [Executor.JobHeartbeat].

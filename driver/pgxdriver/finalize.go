@@ -68,6 +68,13 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(stmts) == 0 {
 		return matched, nil
 	}
+	if del := deleteArgs(p.Jobs); del != nil {
+		// Retention of none: deleted after the statements above, in
+		// their transaction (see driver.JobFinalize.Delete).
+		stmts = append(stmts, batchStmt{`DELETE FROM ` + e.d.Table() + ` AS j
+USING unnest($1::uuid[], $2::text[], $3::int[]) AS d(id, status, attempt)
+WHERE j.id = d.id AND j.status = d.status AND j.attempt = d.attempt`, del, drain})
+	}
 	if err := e.queryBatch(ctx, lazy, stmts...); err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -75,6 +82,28 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		e.notifyAfter(queues)
 	}
 	return matched, nil
+}
+
+// deleteArgs returns the arrays of IDs, statuses and attempts of the
+// items to delete once finalized, or nil when there are none.
+func deleteArgs(items []*driver.JobFinalize) []any {
+	var (
+		ids      []pgtype.UUID
+		statuses []string
+		attempts []int32
+	)
+	for _, it := range items {
+		if !it.Delete || !it.Status.Finished() {
+			continue
+		}
+		if id, ok := parseUUID(it.ID); ok {
+			ids, statuses, attempts = append(ids, id), append(statuses, string(it.Status)), append(attempts, int32(it.Attempt))
+		}
+	}
+	if ids == nil {
+		return nil
+	}
+	return []any{ids, statuses, attempts}
 }
 
 // insertArrays are the parallel arrays of the jobs finalizeInsertSQL

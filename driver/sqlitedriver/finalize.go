@@ -49,8 +49,10 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		if err := counts.apply(ctx, r); err != nil {
 			return err
 		}
-		inserted, err = insertFor(ctx, r, p.Jobs, matched)
-		return err
+		if inserted, err = insertFor(ctx, r, p.Jobs, matched); err != nil {
+			return err
+		}
+		return e.deleteFinalized(ctx, r, p.Jobs)
 	})
 	if err != nil {
 		return nil, err
@@ -82,6 +84,22 @@ func (e *executor) finalizeRest(ctx context.Context, r runner, p *driver.JobFina
 	}
 	if len(ids) > 0 {
 		return counts.addIDs(ctx, r, driver.StatusProcessing, ids)
+	}
+	return nil
+}
+
+// deleteFinalized deletes the jobs of the items whose retention is none,
+// once their outcomes are recorded (see driver.JobFinalize.Delete). The
+// delete trigger of the counts counts them out.
+func (e *executor) deleteFinalized(ctx context.Context, r runner, items []*driver.JobFinalize) error {
+	for _, it := range items {
+		if !it.Delete || !it.Status.Finished() {
+			continue
+		}
+		if _, err := r.exec(ctx, `DELETE FROM `+e.d.sqlTable()+` WHERE id = ? AND status = ? AND attempt = ?`,
+			it.ID, string(it.Status), it.Attempt); err != nil {
+			return err
+		}
 	}
 	return nil
 }

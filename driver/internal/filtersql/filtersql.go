@@ -172,6 +172,20 @@ func (q *Query) In(col string, vals []string) {
 	q.conds = append(q.conds, cond)
 }
 
+// NotIn adds the condition that column col is none of vals; nothing when
+// none of vals follows the text rule (no stored text equals the others,
+// which never reach the statement).
+func (q *Query) NotIn(col string, vals []string) {
+	kept, _ := driver.MatchableAmong(vals)
+	if len(kept) == 0 {
+		return
+	}
+	ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
+	cond, arg := q.d.In(col, ph, kept)
+	q.Args = append(q.Args, arg)
+	q.conds = append(q.conds, "NOT ("+cond+")")
+}
+
 func (q *Query) timeRange(col string, from, before time.Time) {
 	if !from.IsZero() {
 		q.AddTime(col+" >= ", from)
@@ -271,4 +285,22 @@ func statuses(ss []driver.JobStatus) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// Clean returns the selection of the jobs p deletes (see
+// driver.Executor.JobClean): of its status, finalized before p.Before,
+// in its topics and queues and not in the others. The status and the
+// time come first, as the index they walk has them.
+func Clean(d *Dialect, p *driver.JobCleanParams) *Query {
+	q, f := matchable(d, &driver.JobFilter{Topics: p.Topics, Queues: p.Queues})
+	if f == nil {
+		return q
+	}
+	q.Add("status = ", string(p.Status))
+	q.AddTime("finalized_at < ", p.Before)
+	q.In("topic", f.Topics)
+	q.In("queue", f.Queues)
+	q.NotIn("topic", p.NotTopics)
+	q.NotIn("queue", p.NotQueues)
+	return q
 }
