@@ -173,7 +173,7 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
 	}
-	return &driver.JobInsert{
+	ins := &driver.JobInsert{
 		ID:         c.cfg.NewJobID(),
 		Topic:      topic,
 		Queue:      queue,
@@ -188,7 +188,11 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		DependsOn:  deps,
 		// OnDependencyFailure is empty without DependsOn.
 		OnDependencyFailure: policy,
-	}, nil
+	}
+	if err := c.cfg.crypt.seal(ins); err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
+	return ins, nil
 }
 
 // maxMaxRetries is the largest MaxRetries accepted: retries are counted in

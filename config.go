@@ -163,6 +163,13 @@ type Config struct {
 	// notification a job of its own enqueued with the outcome (see
 	// Webhook). Default none.
 	Webhooks []Webhook
+
+	// Encryption encrypts the payloads of some topics at rest (see
+	// Encryption). Default none.
+	Encryption Encryption
+
+	// crypt is Encryption made ready, by withDefaults.
+	crypt *crypt
 }
 
 var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
@@ -272,6 +279,10 @@ func (c *Config) withDefaults() (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.fillWebhooks(); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.crypt, err = newCrypt(&cfg); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

@@ -251,7 +251,9 @@ func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bo
 		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row, now, err)
 	default:
 		fin.Error = attemptError(row, now, err)
-		if row.Attempt <= row.MaxRetries {
+		// A payload no key of this client decrypts will not decrypt on
+		// a retry: the job fails for good, its payload kept.
+		if row.Attempt <= row.MaxRetries && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrDecrypt) {
 			fin.Status, fin.RunAt = StatusPending, r.nextRetry(jr, now)
 		} else {
 			fin.Status, fin.FinalizedAt = StatusFailed, now

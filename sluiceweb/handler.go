@@ -250,6 +250,7 @@ func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 type client interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
 	Get(ctx context.Context, id string) (*sluice.JobRow, error)
+	GetDecrypted(ctx context.Context, id string, keys ...sluice.EncryptionKey) (*sluice.JobRow, error)
 	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
 	Stats(ctx context.Context, f *sluice.StatsFilter) (*sluice.Stats, error)
 	Explain(ctx context.Context, id string) (*sluice.Explanation, error)

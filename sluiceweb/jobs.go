@@ -2,6 +2,7 @@ package sluiceweb
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -197,12 +198,40 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if job == nil {
 		return
 	}
+	if r.Header.Get(PayloadKeyHeader) != "" {
+		if job = h.decrypted(w, r, job.ID); job == nil {
+			return
+		}
+	}
 	d := jobDetail{JobRow: job, History: []attemptJSON{}, Logs: jobLogs(job), LogsDropped: job.LogsDropped}
 	for _, a := range job.History() {
 		d.History = append(d.History, attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, ClientID: a.ClientID,
 			EndedAt: a.EndedAt, Error: a.Error, Trace: a.Trace})
 	}
 	writeJSON(w, http.StatusOK, d)
+}
+
+// PayloadKeyHeader is the request header of GET api/jobs/{id} that
+// holds a key, "<key ID>:<key in standard base64>", to answer the job
+// with its payload decrypted if that key encrypted it. Send it over TLS
+// only; the handler never logs it.
+const PayloadKeyHeader = "Sluice-Payload-Key"
+
+// decrypted reads job id with its payload decrypted by the key of the
+// request's PayloadKeyHeader, or writes the problem and returns nil.
+func (h *Handler) decrypted(w http.ResponseWriter, r *http.Request, id string) *sluice.JobRow {
+	keyID, b64, _ := strings.Cut(r.Header.Get(PayloadKeyHeader), ":")
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		key = nil // refused by GetDecrypted as a key of the wrong length
+	}
+	job, err := h.c.GetDecrypted(r.Context(), id, sluice.EncryptionKey{ID: keyID, Key: key})
+	if err != nil {
+		h.fail(w, r, err)
+		return nil
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return job
 }
 
 // explainResponse answers GET api/jobs/{id}/explain.

@@ -108,6 +108,15 @@ func oneJob(ok obj) obj {
 	}
 }
 
+// withKeyProblems documents, beside the 400 of responses, the problems of
+// a Sluice-Payload-Key header.
+func withKeyProblems(responses obj) obj {
+	responses["400"] = problemResponse("invalid_request: the ID is not a UUID; invalid_key: the " + PayloadKeyHeader +
+		" header is malformed or its key not 16, 24 or 32 bytes; unknown_key: the payload is encrypted with another key, " +
+		"or does not decrypt with this one.")
+	return responses
+}
+
 // queueParam is the queue of a queue action, and queueAction its responses.
 var (
 	queueParam  = param("path", "name", str(""), "The queue's name: 1 to 128 letters, digits, or _ . : -")
@@ -146,7 +155,11 @@ func openAPIDocument() obj {
 			"400": problemResponse("invalid_filter."),
 		})},
 		"/api/jobs/{id}": obj{
-			"get":    operation("getJob", "Get a job with its payload, result, progress, attempts and logs", []obj{idParam}, "", oneJob(response("The job.", "JobDetail"))),
+			"get": operation("getJob", "Get a job with its payload, result, progress, attempts and logs",
+				[]obj{idParam, param("header", PayloadKeyHeader, str(""), "A key, \"<key ID>:<key in standard base64>\": "+
+					"the job's payload, if that key encrypted it, is answered decrypted (with Cache-Control: no-store). "+
+					"Without it an encrypted payload is answered as stored: {\"sluice_sealed\": \"v1\", \"key\": ..., \"data\": ...}.")},
+				"", withKeyProblems(oneJob(response("The job.", "JobDetail")))),
 			"delete": operation("deleteJob", "Delete a job that is not processing", []obj{idParam}, "", oneJob(response("The job as it was.", "JobResponse"))),
 		},
 		"/api/jobs/{id}/explain": obj{"get": operation("explainJob", "Say what holds a job", []obj{idParam}, "", oneJob(response("The explanation.", "Explanation")))},

@@ -270,7 +270,7 @@ func schemas() obj {
 			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload, CodeUnsupportedMediaType,
 				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeInvalidSchedule,
 				CodeDuplicateSchedule, CodeUnauthorized, CodeForbidden,
-				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInternal),
+				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInvalidKey, CodeUnknownKey, CodeInternal),
 			"field":      str("The request member or parameter at fault."),
 			"job_status": ref("Status"),
 		}, "type", "title", "status", "code"),

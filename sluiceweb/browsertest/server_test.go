@@ -53,6 +53,8 @@ type fixture struct {
 	advance chan struct{}
 	// done ends the long job's worker at the test's end.
 	done chan struct{}
+	// configure, when not nil, changes the client's Config.
+	configure func(*sluice.Config)
 }
 
 func (fx *fixture) workers() *sluice.Workers {
@@ -110,11 +112,15 @@ type server struct {
 // prefix, and stops both at the test's end.
 func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 	t.Helper()
-	client, err := sluice.NewClient(d, &sluice.Config{
+	cfg := &sluice.Config{
 		Workers:          fx.workers(),
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ProgressInterval: 100 * time.Millisecond,
-	})
+	}
+	if fx.configure != nil {
+		fx.configure(cfg)
+	}
+	client, err := sluice.NewClient(d, cfg)
 	require.NoError(t, err)
 	require.NoError(t, client.Start(t.Context()))
 	h, err := sluiceweb.New(client, &sluiceweb.Options{Authorize: sluiceweb.AllowAll})
@@ -152,13 +158,21 @@ func serveSQLite(t *testing.T, fx *fixture) *server {
 // one after the other: a browser each at once would be slow on a small
 // machine.
 func onBothDrivers(t *testing.T, fn func(t *testing.T, s *server, fx *fixture)) {
+	onBothDriversWith(t, nil, fn)
+}
+
+// onBothDriversWith is onBothDrivers with the client's Config changed by
+// configure.
+func onBothDriversWith(t *testing.T, configure func(*sluice.Config), fn func(t *testing.T, s *server, fx *fixture)) {
 	t.Run("SQLite", func(t *testing.T) {
 		fx := newFixture()
+		fx.configure = configure
 		fn(t, serveSQLite(t, fx), fx)
 	})
 	t.Run("Postgres", func(t *testing.T) {
 		pool, schema := dbtest.Pool(t)
 		fx := newFixture()
+		fx.configure = configure
 		fn(t, serve(t, pgxdriver.New(pool, pgxdriver.WithSchema(schema)), fx), fx)
 	})
 }
