@@ -64,6 +64,17 @@ type JobFilter struct {
 	// or a nested value never matches). No index serves it: combine it
 	// with statuses, topics or tags on a large table.
 	Metadata map[string]string
+	// Payload, when not empty, selects jobs whose payload holds each of
+	// these values at its path: keys of nested objects joined by dots
+	// ("customer.id"), each 1 to 64 letters, digits, _ or -. A value is
+	// a JSON scalar: a string matches an equal string, a number a number
+	// of equal value (42 matches 42.0, never "42"), true, false and nil
+	// (JSON null) themselves. At most MaxPayloadConditions conditions of
+	// at most MaxPayloadPathKeys keys. No index serves it: combine it with
+	// topics and statuses on a large table (docs/operations.md says how
+	// to index a path on Postgres). A topic the client encrypts cannot be
+	// filtered by payload: its payloads are ciphertext.
+	Payload map[string]any
 }
 
 // ListFilter selects and pages the jobs List returns. The zero value lists
@@ -102,6 +113,9 @@ type ListResult struct {
 // (negative Limit or Offset, an unknown status, a malformed cursor) returns
 // an error matching ErrInvalidFilter.
 func (c *Client[TTx]) List(ctx context.Context, f *ListFilter) (*ListResult, error) {
+	if err := c.cfg.crypt.checkPayloadFilter(f.filter()); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
 	return list(ctx, c.exec, f)
 }
 
@@ -110,6 +124,9 @@ func (c *Client[TTx]) List(ctx context.Context, f *ListFilter) (*ListResult, err
 func (c *Client[TTx]) ListTx(ctx context.Context, tx TTx, f *ListFilter) (*ListResult, error) {
 	if isNil(tx) {
 		return nil, fmt.Errorf("list jobs: %w", ErrNilTx)
+	}
+	if err := c.cfg.crypt.checkPayloadFilter(f.filter()); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return list(ctx, c.driver.UnwrapExecutor(tx), f)
 }
@@ -137,6 +154,14 @@ func list(ctx context.Context, exec driver.Executor, f *ListFilter) (*ListResult
 		out.Jobs = []*JobRow{}
 	}
 	return out, nil
+}
+
+// filter returns f's JobFilter, nil for a nil f.
+func (f *ListFilter) filter() *JobFilter {
+	if f == nil {
+		return nil
+	}
+	return &f.JobFilter
 }
 
 // params validates f and returns the driver's params for it.
@@ -180,6 +205,9 @@ func (f *JobFilter) params() (*driver.JobFilter, error) {
 		return nil, err
 	}
 	jf.Tags, jf.AnyTag, jf.Metadata = f.Tags, f.AnyTag, f.Metadata
+	if jf.Payload, err = payloadMatches(f.Payload); err != nil {
+		return nil, err
+	}
 	return jf, nil
 }
 

@@ -168,6 +168,10 @@ type Config struct {
 	// Encryption). Default none.
 	Encryption Encryption
 
+	// Metrics configures the metrics store Client.Metrics reads (see
+	// MetricsConfig). Default: written every 10 s, kept 8 days.
+	Metrics MetricsConfig
+
 	// crypt is Encryption made ready, by withDefaults.
 	crypt *crypt
 }
@@ -253,6 +257,9 @@ func (c *Config) withDefaults() (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.ChangeFeed.fill(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Metrics.fill(); err != nil {
 		return nil, err
 	}
 	if cfg.MaxPayloadBytes < 0 {

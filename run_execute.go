@@ -69,7 +69,9 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
 		r.held.remove(row.ID)
 		if matched {
-			took := r.cfg.now().Sub(row.AttemptedAt)
+			now := r.cfg.now()
+			r.recordMetrics(row, fin, now)
+			took := now.Sub(row.AttemptedAt)
 			r.events.emit(outcomeEvent(fin.Status, fin.Snooze), row, took)
 			if h := r.cfg.Hooks.JobDone; h != nil && fin.Status.Finished() {
 				r.jobDone(h, jr, fin, took)

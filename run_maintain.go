@@ -156,6 +156,7 @@ func (r *run) clean(ctx context.Context) {
 		}
 	}
 	tick.Every(ctx, ret.Interval, func() {
+		r.cleanMetrics(ctx)
 		for _, c := range cleans {
 			p := c.params
 			p.Before = r.cfg.now().Add(-c.keep)

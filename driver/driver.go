@@ -315,6 +315,9 @@ type Executor interface {
 	// FlowExecutor holds the operations of flow control: queue states
 	// and waiting jobs.
 	FlowExecutor
+
+	// MetricsExecutor holds the operations of the metrics store.
+	MetricsExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then

@@ -1,6 +1,9 @@
 package driver
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // JobFilter selects jobs by their columns. Every field that is set narrows
 // the selection; the zero value selects every job. Time ranges include
@@ -25,6 +28,21 @@ type JobFilter struct {
 	// Metadata, when not empty, selects jobs whose metadata has each of
 	// these keys with a JSON string value equal to the one given.
 	Metadata map[string]string
+	// Payload, when not empty, selects jobs whose payload holds each
+	// condition's value at its path (see PayloadMatch).
+	Payload []PayloadMatch
+}
+
+// PayloadMatch is a condition of JobFilter.Payload: the payload's value
+// at Path, the keys of nested objects outermost first, is the JSON scalar
+// Value: a string equal to it, a number of equal value, or the same true,
+// false or null. A missing key, or a value of another type, does not
+// match. The client checks Path (1 to 8 keys of 1 to 64 letters, digits,
+// _ or -) and Value (a JSON scalar) before a driver sees them; a Value
+// that breaks the text rule matches nothing (see JobFilter.Matchable).
+type PayloadMatch struct {
+	Path  []string
+	Value json.RawMessage
 }
 
 // JobListParams are the params of [Executor.JobList].

@@ -40,6 +40,8 @@ var aliases = map[string]string{
 	"/api/jobs/queues":    "/api/queues",
 	"/api/jobs/clients":   "/api/clients",
 	"/api/jobs/schedules": "/api/schedules",
+	"/api/jobs/metrics":   "/api/metrics",
+	"/api/jobs/settings":  "/api/settings",
 }
 
 // requestEventKey is the context key under which a request handed to

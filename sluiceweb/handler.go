@@ -210,6 +210,8 @@ func (h *Handler) routes() *http.ServeMux {
 	handle("POST /api/queues/{name}/pause", h.pauseQueue(true))
 	handle("POST /api/queues/{name}/resume", h.pauseQueue(false))
 	handle("GET /api/clients", h.clients)
+	handle("GET /api/settings", h.settings)
+	handle("GET /api/metrics", h.metrics)
 	handle("GET /api/schedules", h.listSchedules)
 	handle("POST /api/schedules", h.createSchedule)
 	handle("GET /api/schedules/{name}", h.getSchedule)
@@ -274,4 +276,6 @@ type client interface {
 	ResumeQueue(ctx context.Context, queue string) (*sluice.QueueState, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
 	MaxPayloadBytes() int
+	Topics() []string
+	Metrics(ctx context.Context, f *sluice.MetricsFilter) (*sluice.Metrics, error)
 }

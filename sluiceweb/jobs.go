@@ -342,6 +342,10 @@ type filterRequest struct {
 	Tags     []string          `json:"tags"`
 	AnyTag   bool              `json:"any_tag"`
 	Metadata map[string]string `json:"metadata"`
+	// Payload jobs whose payload holds each value, a JSON scalar, at its
+	// path ("customer.id"); payloadQuery are those of a list's query.
+	Payload      map[string]json.RawMessage `json:"payload"`
+	payloadQuery map[string]string
 }
 
 // jobFilter returns the filter, or a problem with code for a malformed
@@ -355,7 +359,7 @@ func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
 		return nil, badRequest(code, "any_tag", "needs tags to choose from")
 	}
 	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey,
-		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata}
+		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Payload: payloadConditions(req.payloadQuery, req.Payload)}
 	for _, tf := range []struct {
 		name string
 		v    string
@@ -386,7 +390,7 @@ type listResponse struct {
 // listParams are the query parameters of GET api/jobs.
 // A name ending in a dot is a prefix: metadata.<key>.
 var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
-	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, "limit", "offset", "cursor", "order"}
+	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, payloadPrefix, "limit", "offset", "cursor", "order"}
 
 // list serves GET api/jobs: one page of the jobs a filter selects.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -417,6 +421,9 @@ func listFilter(r *http.Request) (*sluice.ListFilter, error) {
 		return nil, err
 	}
 	if req.Metadata, err = q.prefixed(metadataPrefix); err != nil {
+		return nil, err
+	}
+	if req.payloadQuery, err = q.prefixed(payloadPrefix); err != nil {
 		return nil, err
 	}
 	for _, p := range []struct {

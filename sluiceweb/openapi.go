@@ -58,6 +58,11 @@ func listParameters() []obj {
 		param("query", "any_tag", boolean(""), "true: jobs carrying at least one of tags instead; it needs tags."),
 		param("query", "metadata.{key}", str(""), "Only jobs whose metadata has the key {key} with this string value, "+
 			"e.g. metadata.tenant=acme; one parameter per key. A number or nested value never matches."),
+		param("query", "payload.{path}", str(""), "Only jobs whose payload holds this value at {path}, keys joined by dots "+
+			"(payload.customer.id=42); one parameter per path, at most 8, each of at most 8 keys of 1 to 64 letters, "+
+			"digits, _ or -. The value is read as JSON when it is a string, number, true, false or null (42 is a number, "+
+			"\"42\" a string), else as a string; it matches an equal string, a number of equal value, or the same true, "+
+			"false or null. No index serves it. A malformed path, or a topic the client encrypts, is invalid_filter."),
 		param("query", "limit", integer(""), "The most jobs to return: default 100, at most 10,000."),
 		param("query", "offset", integer(""), "Skip this many selected jobs; not with cursor."),
 		param("query", "cursor", str(""), "The next_cursor of the previous page, of the same order."),
@@ -163,7 +168,16 @@ func openAPIDocument() obj {
 			"delete": operation("deleteJob", "Delete a job that is not processing", []obj{idParam}, "", oneJob(response("The job as it was.", "JobResponse"))),
 		},
 		"/api/jobs/{id}/explain": obj{"get": operation("explainJob", "Say what holds a job", []obj{idParam}, "", oneJob(response("The explanation.", "Explanation")))},
-		"/api/queues":            obj{"get": operation("listQueues", "List queues with their jobs by status and the clients online working them", nil, "", obj{"200": response("The queues.", "QueueList")})},
+		"/api/metrics": obj{"get": operation("getMetrics", "Per topic over a window: attempts completed and failed, the failure "+
+			"rate and duration percentiles, in all and per bucket, from the metrics store", []obj{
+			topicsList,
+			param("query", "window", str(""), "How far back: a Go duration of whole minutes (default 1h), at most the store's keep (8 days by default)."),
+			param("query", "bucket", str(""), "The series' bucket: whole minutes (default the window over 60, rounded up to a minute)."),
+		}, "", obj{"200": response("The metrics.", "Metrics"),
+			"400": problemResponse("invalid_filter: a window or bucket that is not whole minutes, a window longer than the store keeps.")})},
+		"/api/settings": obj{"get": operation("getSettings", "What the dashboard adapts to: read-only, the topics that may be "+
+			"enqueued, the client's worker topics and its payload limit", nil, "", obj{"200": response("The settings.", "Settings")})},
+		"/api/queues": obj{"get": operation("listQueues", "List queues with their jobs by status and the clients online working them", nil, "", obj{"200": response("The queues.", "QueueList")})},
 		"/api/queues/{name}/pause": obj{"post": operation("pauseQueue", "Pause a queue: no client on the database starts its jobs "+
 			"from its next claim; running jobs finish", []obj{queueParam}, "", queueAction)},
 		"/api/queues/{name}/resume": obj{"post": operation("resumeQueue", "Resume a paused queue", []obj{queueParam}, "", queueAction)},

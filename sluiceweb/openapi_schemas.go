@@ -124,6 +124,8 @@ func filterProperties() obj {
 		"tags":           array(str(""), "Jobs carrying every one of these tags (one of them, with any_tag)."),
 		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
 		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
+		"payload": mapOf(anyJSON("A JSON string, number, true, false or null."),
+			"Jobs whose payload holds each value at its path, keys joined by dots (customer.id); see payload.{path} of GET api/jobs."),
 	}
 }
 
@@ -217,6 +219,37 @@ func schemas() obj {
 				"waiting", "paused", "queue_limit"),
 			"text": str("The same in a sentence."),
 		}, "job", "reason", "text"),
+		"Metrics": object("Per topic over a window, from the metrics store.", obj{
+			"from":           dateTime("The window's start."),
+			"to":             dateTime("The window's end: the end of the current minute."),
+			"bucket_seconds": number("The series' bucket, in seconds."),
+			"topics":         array(ref("TopicMetrics"), "The topics with attempts in the window, sorted."),
+		}, "from", "to", "bucket_seconds", "topics"),
+		"TopicMetrics": object("What one topic's attempts did.", obj{
+			"topic":        str("The topic."),
+			"completed":    integer("Attempts that completed their job."),
+			"failed":       integer("Attempts whose worker failed, retried or not."),
+			"failure_rate": number("failed / (completed + failed); 0 with none."),
+			"avg_ms":       number("The mean duration, in milliseconds."),
+			"p50_ms":       number("The median duration (within a bucket's ratio, 1.5, of the exact one)."),
+			"p95_ms":       number("The 95th percentile of durations."),
+			"p99_ms":       number("The 99th percentile of durations."),
+			"series":       array(ref("MetricsPoint"), "Per bucket, oldest first, every bucket of the window present."),
+		}, "topic", "completed", "failed", "failure_rate", "avg_ms", "p50_ms", "p95_ms", "p99_ms", "series"),
+		"MetricsPoint": object("One bucket of a topic's series.", obj{
+			"start":     dateTime("When the bucket starts."),
+			"completed": integer("Attempts that completed."),
+			"failed":    integer("Attempts that failed."),
+			"p50_ms":    number("The median duration."),
+			"p95_ms":    number("The 95th percentile."),
+			"p99_ms":    number("The 99th percentile."),
+		}, "start", "completed", "failed", "p50_ms", "p95_ms", "p99_ms"),
+		"Settings": object("What the dashboard adapts to.", obj{
+			"read_only":         boolean("Options.ReadOnly: no enqueue nor action is allowed."),
+			"allowed_topics":    array(str(""), "Options.AllowedTopics, sorted: the only topics that may be enqueued; empty when any may."),
+			"topics":            array(str(""), "The topics the serving client has workers for, sorted; empty for an insert-only client."),
+			"max_payload_bytes": integer("The largest payload the client enqueues, in bytes."),
+		}, "read_only", "allowed_topics", "topics", "max_payload_bytes"),
 		"QueueList": object("The queues.", obj{"items": array(ref("Queue"), "By name.")}, "items"),
 		"Queue": object("One queue.", obj{
 			"name":                str("The queue's name."),

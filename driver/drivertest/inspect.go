@@ -18,6 +18,11 @@ func listCases[TTx any]() []testCase[TTx] {
 		// Offset pages and cursor (AfterID) pages cover the selection
 		// exactly once, in order; a cursor need not name an existing job.
 		{name: "Paging", twin: true, fn: testListPaging[TTx]},
+		// Payload conditions select by a JSON scalar at a path: strings
+		// equal, numbers of equal value, true, false and null alike, never
+		// a value of another type; text that breaks the text rule selects
+		// nothing; stats and actions select the same jobs.
+		{name: "Payload", twin: true, fn: testListPayload[TTx]},
 	}
 }
 

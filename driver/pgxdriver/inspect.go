@@ -32,6 +32,11 @@ var dialect = &filtersql.Dialect{
 	Meta: func(keyPh, valPh string) string {
 		return "metadata -> " + keyPh + "::text = to_jsonb(" + valPh + "::text)"
 	},
+	// jsonb's equality: strings alike, numbers of equal value, the same
+	// true, false or null; a missing path is NULL, which equals nothing.
+	Payload: func(arg func(any) string, m driver.PayloadMatch) string {
+		return "payload #> " + arg(m.Path) + "::text[] = " + arg(string(m.Value)) + "::jsonb"
+	},
 }
 
 // JobList reads one page of jobs and their total in one transaction, so

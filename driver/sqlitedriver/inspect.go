@@ -1,6 +1,7 @@
 package sqlitedriver
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -41,7 +42,46 @@ func newDialect(table string) *filtersql.Dialect {
 		Meta: func(keyPh, valPh string) string {
 			return "(json_type(metadata, " + keyPh + ") = 'text' AND json_extract(metadata, " + keyPh + ") = " + valPh + ")"
 		},
+		Payload: payloadCond,
 	}
+}
+
+// payloadCond returns the condition that the payload holds m's value at
+// m's path: its JSON type first (json_extract gives true as 1, and a
+// string "1" as the text 1), then for a string or a number its value,
+// numbers compared as numbers.
+func payloadCond(arg func(any) string, m driver.PayloadMatch) string {
+	path := "$"
+	for _, k := range m.Path {
+		b, _ := json.Marshal(k) // a quoted label: dots and brackets stay part of the key
+		path += "." + string(b)
+	}
+	ph := arg(path)
+	dec := json.NewDecoder(bytes.NewReader(m.Value))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "FALSE" // the client sends scalars only
+	}
+	typ := "json_type(payload, " + ph + ")"
+	extract := "json_extract(payload, " + ph + ")"
+	switch v := v.(type) {
+	case string:
+		return "(" + typ + " = 'text' AND " + extract + " = " + arg(v) + ")"
+	case json.Number:
+		var n any = v.String()
+		if i, err := v.Int64(); err == nil {
+			n = i
+		} else if f, err := v.Float64(); err == nil {
+			n = f
+		}
+		return "(" + typ + " IN ('integer', 'real') AND " + extract + " = " + arg(n) + ")"
+	case bool:
+		return typ + " = '" + strconv.FormatBool(v) + "'"
+	case nil:
+		return typ + " = 'null'"
+	}
+	return "FALSE"
 }
 
 // matchableJSON returns, as a JSON array for json_each, the texts of a

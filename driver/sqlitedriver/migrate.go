@@ -101,7 +101,7 @@ func (d *Driver) migrate(ctx context.Context, ms []migration.Migration) (err err
 var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "counts_idx",
 	"finalized_idx", "failed_idx", "clients", "counts", "count_ins", "count_del", "count_upd",
 	"tags", "tags_ins", "tags_del", "tags_upd",
-	"schedules", "sched_due_idx", "acts", "acts_idx", "queues", "waiting_idx"}
+	"schedules", "sched_due_idx", "acts", "acts_idx", "queues", "waiting_idx", "metrics", "metrics_minute_idx"}
 
 // migrationReplacer fills in a migration's placeholders for the jobs table
 // named table: {t} is the quoted table, {t_suffix} the quoted name

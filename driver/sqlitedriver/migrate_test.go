@@ -73,7 +73,8 @@ func TestCustomTable(t *testing.T) {
 		tables = append(tables, name)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []string{"_jobs", "_jobs_acts", "_jobs_clients", "_jobs_counts", "_jobs_migrations", "_jobs_queues", "_jobs_schedules", "_jobs_tags"}, tables)
+	require.Equal(t, []string{"_jobs", "_jobs_acts", "_jobs_clients", "_jobs_counts", "_jobs_metrics", "_jobs_migrations", "_jobs_queues",
+		"_jobs_schedules", "_jobs_tags"}, tables)
 
 	// A second table beside it is independent.
 	other := sqlitedriver.New(db)
@@ -97,7 +98,7 @@ FROM sqlite_schema WHERE type IN ('table', 'index', 'trigger') AND name NOT LIKE
 			require.Equal(t, fmt.Sprintf("table %[1]s, table %[1]s_acts, index %[1]s_acts_idx, index %[1]s_claim_idx, table %[1]s_clients, "+
 				"trigger %[1]s_count_del, trigger %[1]s_count_ins, trigger %[1]s_count_upd, table %[1]s_counts, "+
 				"index %[1]s_failed_idx, index %[1]s_finalized_idx, index %[1]s_lease_idx, "+
-				"table %[1]s_migrations, table %[1]s_queues, index %[1]s_sched_due_idx, table %[1]s_schedules, table %[1]s_tags, "+
+				"table %[1]s_metrics, index %[1]s_metrics_minute_idx, table %[1]s_migrations, table %[1]s_queues, index %[1]s_sched_due_idx, table %[1]s_schedules, table %[1]s_tags, "+
 				"trigger %[1]s_tags_del, trigger %[1]s_tags_ins, trigger %[1]s_tags_upd, index %[1]s_unique_key_idx, "+
 				"index %[1]s_waiting_idx", name), objs)
 			var versions int

@@ -145,3 +145,32 @@ func TestKeyErrorSaysWhich(t *testing.T) {
 	require.EqualError(t, err, `key 0 ("k1"): is 7 bytes; AES takes 16, 24 or 32`)
 	require.False(t, errors.Is(err, sealed.ErrOpen))
 }
+
+// BenchmarkOpen parses and opens a sealed payload of 200 bytes, as a
+// worker's client does once per job; BenchmarkSeal seals one, as an
+// enqueue does.
+func BenchmarkOpen(b *testing.B) {
+	ring, _ := sealed.NewKeyring([]sealed.Key{key("k1", 32)})
+	ad := sealed.AdditionalData("bench", "01937c2e-0000-7000-8000-000000000000")
+	s := ring.Seal(bytes.Repeat([]byte("x"), 200), ad)
+	b.ReportAllocs()
+	for b.Loop() {
+		env, ok := sealed.Parse(s)
+		if !ok {
+			b.Fatal("not sealed")
+		}
+		if _, err := ring.Open(env, ad); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSeal(b *testing.B) {
+	ring, _ := sealed.NewKeyring([]sealed.Key{key("k1", 32)})
+	ad := sealed.AdditionalData("bench", "01937c2e-0000-7000-8000-000000000000")
+	p := bytes.Repeat([]byte("x"), 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		ring.Seal(p, ad)
+	}
+}

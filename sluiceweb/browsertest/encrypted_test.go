@@ -3,7 +3,6 @@ package browsertest
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -16,18 +15,16 @@ import (
 // says so and names the key, and shows neither the payload nor its
 // ciphertext.
 func TestEncryptedPayload(t *testing.T) {
-	encrypt := func(cfg *sluice.Config) {
-		cfg.Encryption = sluice.Encryption{
-			Keys:   []sluice.EncryptionKey{{ID: "2026-06", Key: bytes.Repeat([]byte{3}, 32)}},
-			Topics: []string{"mail"},
+	encrypt := func(fx *fixture) {
+		fx.configure = func(cfg *sluice.Config) {
+			cfg.Encryption = sluice.Encryption{
+				Keys:   []sluice.EncryptionKey{{ID: "2026-06", Key: bytes.Repeat([]byte{3}, 32)}},
+				Topics: []string{"mail"},
+			}
 		}
 	}
 	onBothDriversWith(t, encrypt, func(t *testing.T, s *server, _ *fixture) {
-		dir := ""
-		if t.Name() == "TestEncryptedPayload/SQLite" {
-			dir = screenshots
-			require.NoError(t, os.MkdirAll(dir, 0o755))
-		}
+		dir := shots(t, "TestEncryptedPayload")
 		res, err := s.client.Enqueue(t.Context(), mailArgs{To: "ada@example.com"}, &sluice.EnqueueOptions{
 			RunAt: time.Now().Add(time.Hour), Tags: []string{"welcome"}, Metadata: map[string]any{"customer_id": 42}})
 		require.NoError(t, err)

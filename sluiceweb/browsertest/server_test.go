@@ -53,8 +53,10 @@ type fixture struct {
 	advance chan struct{}
 	// done ends the long job's worker at the test's end.
 	done chan struct{}
-	// configure, when not nil, changes the client's Config.
+	// configure, when not nil, changes the client's Config, and web the
+	// handler's Options.
 	configure func(*sluice.Config)
+	web       func(*sluiceweb.Options)
 }
 
 func (fx *fixture) workers() *sluice.Workers {
@@ -100,12 +102,16 @@ type enqueuer interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
 	GetSchedule(ctx context.Context, name string) (*sluice.Schedule, error)
 	QueueStates(ctx context.Context) ([]*sluice.QueueState, error)
+	Get(ctx context.Context, id string) (*sluice.JobRow, error)
+	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
 }
 
 // server is a dashboard served over a client with the fixture's workers.
 type server struct {
 	url    string // the dashboard, mounted under /sluice/
 	client enqueuer
+	// exec is the driver's executor, for what no client call writes.
+	exec driver.Executor
 }
 
 // serve starts a client on d and a server of its dashboard, mounted under a
@@ -123,7 +129,11 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 	client, err := sluice.NewClient(d, cfg)
 	require.NoError(t, err)
 	require.NoError(t, client.Start(t.Context()))
-	h, err := sluiceweb.New(client, &sluiceweb.Options{Authorize: sluiceweb.AllowAll})
+	opts := &sluiceweb.Options{Authorize: sluiceweb.AllowAll}
+	if fx.web != nil {
+		fx.web(opts)
+	}
+	h, err := sluiceweb.New(client, opts)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/sluice/", http.StripPrefix("/sluice", h))
@@ -136,7 +146,7 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 		defer cancel()
 		require.NoError(t, client.Stop(ctx))
 	})
-	return &server{url: srv.URL + "/sluice/", client: client}
+	return &server{url: srv.URL + "/sluice/", client: client, exec: d.Executor()}
 }
 
 // newFixture returns a fixture whose long job waits to advance.
@@ -161,18 +171,22 @@ func onBothDrivers(t *testing.T, fn func(t *testing.T, s *server, fx *fixture)) 
 	onBothDriversWith(t, nil, fn)
 }
 
-// onBothDriversWith is onBothDrivers with the client's Config changed by
-// configure.
-func onBothDriversWith(t *testing.T, configure func(*sluice.Config), fn func(t *testing.T, s *server, fx *fixture)) {
+// onBothDriversWith is onBothDrivers with each fixture set up by setup
+// (its configure and web) before its server starts.
+func onBothDriversWith(t *testing.T, setup func(*fixture), fn func(t *testing.T, s *server, fx *fixture)) {
 	t.Run("SQLite", func(t *testing.T) {
 		fx := newFixture()
-		fx.configure = configure
+		if setup != nil {
+			setup(fx)
+		}
 		fn(t, serveSQLite(t, fx), fx)
 	})
 	t.Run("Postgres", func(t *testing.T) {
 		pool, schema := dbtest.Pool(t)
 		fx := newFixture()
-		fx.configure = configure
+		if setup != nil {
+			setup(fx)
+		}
 		fn(t, serve(t, pgxdriver.New(pool, pgxdriver.WithSchema(schema)), fx), fx)
 	})
 }

@@ -29,6 +29,10 @@ type Dialect struct {
 	// the JSON string bound to valPh.
 	MetaKey func(key string) any
 	Meta    func(keyPh, valPh string) string
+	// Payload returns the condition that the payload holds m's value at
+	// m's path, binding its arguments with arg (which returns each one's
+	// placeholder).
+	Payload func(arg func(any) string, m driver.PayloadMatch) string
 }
 
 // Query is a WHERE clause being built, with its arguments.
@@ -73,6 +77,9 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	for _, k := range keys {
 		keyPh := q.Arg(q.d.MetaKey(k))
 		q.conds = append(q.conds, q.d.Meta(keyPh, q.Arg(f.Metadata[k])))
+	}
+	for _, m := range f.Payload {
+		q.conds = append(q.conds, q.d.Payload(q.Arg, m))
 	}
 	return q
 }
@@ -254,7 +261,7 @@ func (q *Query) CountsBy(table string) (string, []any) {
 // else.
 func Counted(f *driver.JobFilter) bool {
 	return f.UniqueKey == "" && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
-		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0
+		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Payload) == 0
 }
 
 // Tally returns a statement, and its arguments, that reads from tables
