@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -137,6 +138,15 @@ func PayloadKeyID(row *JobRow) (string, bool) {
 		return "", false
 	}
 	return env.Key, true
+}
+
+// DecryptPayload returns row's payload, decrypted with the client's
+// Encryption.Keys if it is encrypted (as it is, if not): for a row a
+// caller already read, from List say. A payload of a key the client does
+// not hold is an *UnknownKeyError (ErrUnknownKey); one that does not
+// decrypt, ErrDecrypt.
+func (c *Client[TTx]) DecryptPayload(row *JobRow) (json.RawMessage, error) {
+	return open(c.cfg.crypt.keys, row)
 }
 
 // GetDecrypted returns the job with the given ID as Get does, with its
