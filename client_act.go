@@ -183,6 +183,9 @@ func (c *Client[TTx]) actMany(ctx context.Context, exec driver.Executor, a act, 
 		return nil, fmt.Errorf("%s jobs: %w", a, &FilterError{Field: "JobFilter", Reason: "selects every job; set at least one field"})
 	}
 	jf, err := f.params()
+	if err == nil {
+		err = c.cfg.crypt.checkPayloadFilter(f)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s jobs: %w", a, err)
 	}
@@ -216,7 +219,7 @@ func (c *Client[TTx]) actManyTx(ctx context.Context, tx TTx, a act, f *JobFilter
 func (f *JobFilter) IsZero() bool {
 	return len(f.Statuses) == 0 && len(f.Topics) == 0 && len(f.Queues) == 0 && f.UniqueKey == "" &&
 		f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() && f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() &&
-		len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Keys) == 0 && len(f.GroupIDs) == 0
+		len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Keys) == 0 && len(f.GroupIDs) == 0 && len(f.Payload) == 0
 }
 
 // revoke stops the job id if this client is running it.

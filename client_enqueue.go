@@ -183,7 +183,7 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
 	}
-	return &driver.JobInsert{
+	ins := &driver.JobInsert{
 		ID:         c.cfg.NewJobID(),
 		Topic:      topic,
 		Queue:      queue,
@@ -200,7 +200,11 @@ func (c *Client[TTx]) newInsert(args JobArgs, opts *EnqueueOptions, now time.Tim
 		OnDependencyFailure: policy,
 		Key:                 key,
 		Sequence:            sequence,
-	}, nil
+	}
+	if err := c.cfg.crypt.seal(ins); err != nil {
+		return nil, fmt.Errorf("enqueue %s: %w", topic, err)
+	}
+	return ins, nil
 }
 
 // maxMaxRetries is the largest MaxRetries accepted: retries are counted in

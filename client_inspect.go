@@ -70,6 +70,17 @@ type JobFilter struct {
 	// GroupIDs, when not empty, selects the jobs of these workflows and
 	// batches (JobRow.GroupID): a workflow's tasks, a batch's jobs.
 	GroupIDs []string
+	// Payload, when not empty, selects jobs whose payload holds each of
+	// these values at its path: keys of nested objects joined by dots
+	// ("customer.id"), each 1 to 64 letters, digits, _ or -. A value is
+	// a JSON scalar: a string matches an equal string, a number a number
+	// of equal value (42 matches 42.0, never "42"), true, false and nil
+	// (JSON null) themselves. At most MaxPayloadConditions conditions of
+	// at most MaxPayloadPathKeys keys. No index serves it: combine it with
+	// topics and statuses on a large table (docs/operations.md says how
+	// to index a path on Postgres). A topic the client encrypts cannot be
+	// filtered by payload: its payloads are ciphertext.
+	Payload map[string]any
 }
 
 // ListFilter selects and pages the jobs List returns. The zero value lists
@@ -108,6 +119,9 @@ type ListResult struct {
 // (negative Limit or Offset, an unknown status, a malformed cursor) returns
 // an error matching ErrInvalidFilter.
 func (c *Client[TTx]) List(ctx context.Context, f *ListFilter) (*ListResult, error) {
+	if err := c.cfg.crypt.checkPayloadFilter(f.filter()); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
 	return list(ctx, c.exec, f)
 }
 
@@ -116,6 +130,9 @@ func (c *Client[TTx]) List(ctx context.Context, f *ListFilter) (*ListResult, err
 func (c *Client[TTx]) ListTx(ctx context.Context, tx TTx, f *ListFilter) (*ListResult, error) {
 	if isNil(tx) {
 		return nil, fmt.Errorf("list jobs: %w", ErrNilTx)
+	}
+	if err := c.cfg.crypt.checkPayloadFilter(f.filter()); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return list(ctx, c.driver.UnwrapExecutor(tx), f)
 }
@@ -143,6 +160,14 @@ func list(ctx context.Context, exec driver.Executor, f *ListFilter) (*ListResult
 		out.Jobs = []*JobRow{}
 	}
 	return out, nil
+}
+
+// filter returns f's JobFilter, nil for a nil f.
+func (f *ListFilter) filter() *JobFilter {
+	if f == nil {
+		return nil
+	}
+	return &f.JobFilter
 }
 
 // params validates f and returns the driver's params for it.
@@ -199,6 +224,9 @@ func (f *JobFilter) params() (*driver.JobFilter, error) {
 		return nil, err
 	}
 	jf.Tags, jf.AnyTag, jf.Metadata = f.Tags, f.AnyTag, f.Metadata
+	if jf.Payload, err = payloadMatches(f.Payload); err != nil {
+		return nil, err
+	}
 	return jf, nil
 }
 
@@ -265,6 +293,9 @@ type StatsFilter struct {
 	// gives a point a minute. At least a second, and at most
 	// MaxStatsBuckets buckets in the window.
 	Bucket time.Duration
+	// OldestDue, when true, also reads Stats.OldestDue: in each queue,
+	// since when its longest-waiting due job has been due.
+	OldestDue bool
 }
 
 // MaxStatsBuckets is the most buckets Stats counts in a window.
@@ -307,6 +338,14 @@ type Stats struct {
 	// Paused are the queues paused (see Client.PauseQueue), sorted, whatever
 	// the filter; nil when none is. Client.QueueStates tells more.
 	Paused []string
+	// OldestDue holds, when StatsFilter.OldestDue is set, for each queue
+	// with a pending job that is due (its RunAt passed, and it waits for
+	// no other job), the RunAt of the one due the longest: now minus it
+	// is how long the queue's oldest due job has waited for a worker.
+	// Queues with no due job are absent. It is read through the claim
+	// index, a probe per queue and priority of pending jobs, whatever
+	// the backlog.
+	OldestDue map[string]time.Time
 }
 
 // Stats sums up the jobs f selects (nil means all). An invalid filter
@@ -343,14 +382,18 @@ func (c *Client[TTx]) stats(ctx context.Context, exec driver.Executor, f *StatsF
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	now := c.now()
-	ds, err := exec.JobStats(ctx, &driver.JobStatsParams{Filter: *jf, Since: now.Add(-window), Bucket: f.Bucket})
+	params := &driver.JobStatsParams{Filter: *jf, Since: now.Add(-window), Bucket: f.Bucket}
+	if f.OldestDue {
+		params.DueAt = now
+	}
+	ds, err := exec.JobStats(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	st := &Stats{
 		ByStatus: map[JobStatus]int{}, ByTopic: map[string]map[JobStatus]int{}, ByQueue: map[string]map[JobStatus]int{},
 		Window: window, Completed: ds.Completed, Failed: ds.Failed,
-		AvgDuration: ds.AvgDuration, P95Duration: ds.P95Duration,
+		AvgDuration: ds.AvgDuration, P95Duration: ds.P95Duration, OldestDue: ds.OldestDue,
 	}
 	add := func(m map[string]map[JobStatus]int, key string, cnt driver.JobCount) {
 		if m[key] == nil {

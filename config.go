@@ -163,6 +163,17 @@ type Config struct {
 	// notification a job of its own enqueued with the outcome (see
 	// Webhook). Default none.
 	Webhooks []Webhook
+
+	// Encryption encrypts the payloads of some topics at rest (see
+	// Encryption). Default none.
+	Encryption Encryption
+
+	// Metrics configures the metrics store Client.Metrics reads (see
+	// MetricsConfig). Default: written every 10 s, kept 8 days.
+	Metrics MetricsConfig
+
+	// crypt is Encryption made ready, by withDefaults.
+	crypt *crypt
 }
 
 var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
@@ -248,6 +259,9 @@ func (c *Config) withDefaults() (*Config, error) {
 	if err := cfg.ChangeFeed.fill(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Metrics.fill(); err != nil {
+		return nil, err
+	}
 	if cfg.MaxPayloadBytes < 0 {
 		return nil, &ConfigError{Field: "MaxPayloadBytes", Reason: "must not be negative"}
 	}
@@ -272,6 +286,10 @@ func (c *Config) withDefaults() (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.fillWebhooks(); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.crypt, err = newCrypt(&cfg); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

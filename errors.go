@@ -303,3 +303,56 @@ func (e *ScheduleError) Is(target error) bool { return target == ErrInvalidSched
 // ErrWebhookSignature is returned by VerifyWebhook for a delivery whose
 // signature is missing, malformed, wrong, or too old.
 var ErrWebhookSignature = errors.New("sluice: invalid webhook signature")
+
+// Errors of encrypted payloads (see Encryption). Each is returned
+// wrapped; test with errors.Is.
+var (
+	// ErrUnknownKey is returned for a payload encrypted with a key the
+	// caller does not hold: by GetDecrypted, and as the error of an
+	// attempt whose client lacks the key (the job fails for good, its
+	// payload kept). The error is an *UnknownKeyError.
+	ErrUnknownKey = errors.New("sluice: payload encrypted with a key not held")
+
+	// ErrDecrypt is returned for an encrypted payload that does not
+	// decrypt with the key its ID names: the key given under that ID is
+	// another, or the stored payload was changed or copied from another
+	// job.
+	ErrDecrypt = errors.New("sluice: encrypted payload does not decrypt")
+
+	// ErrInvalidKey is returned for an EncryptionKey that cannot be used.
+	// The error is a *KeyError.
+	ErrInvalidKey = errors.New("sluice: invalid encryption key")
+)
+
+// UnknownKeyError names the job whose payload is encrypted with a key the
+// caller does not hold, and that key's ID. It matches ErrUnknownKey.
+type UnknownKeyError struct {
+	// JobID is the job's ID, KeyID the ID of the key of its payload.
+	JobID, KeyID string
+}
+
+// Error implements error.
+func (e *UnknownKeyError) Error() string {
+	return fmt.Sprintf("sluice: job %s: payload encrypted with key %q, which is not held", e.JobID, e.KeyID)
+}
+
+// Is makes an UnknownKeyError match ErrUnknownKey.
+func (e *UnknownKeyError) Is(target error) bool { return target == ErrUnknownKey }
+
+// KeyError names an EncryptionKey that cannot be used, by its index
+// among those given and its ID, and says why: an ID that is not 1 to 64
+// letters, digits or _ . : -, a key that is not 16, 24 or 32 bytes, or
+// an ID given twice. It matches ErrInvalidKey.
+type KeyError struct {
+	Index  int
+	ID     string
+	Reason string
+}
+
+// Error implements error.
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("sluice: invalid encryption key %d (%q): %s", e.Index, e.ID, e.Reason)
+}
+
+// Is makes a KeyError match ErrInvalidKey.
+func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }

@@ -66,3 +66,45 @@ func ExampleRetention() {
 	// Output:
 	// deleted two hours after it completed
 }
+
+// PingArgs are the arguments of a job nobody needs to see once it has
+// completed.
+type PingArgs struct{}
+
+func (PingArgs) Topic() string { return "ping" }
+
+// Retention per topic: ping jobs are deleted as they complete, in the
+// statement that records their outcome; the others are kept a day.
+func ExampleKeep() {
+	ctx := context.Background()
+	db, cleanup := exampleDB()
+	defer cleanup()
+	workers := sluice.NewWorkers()
+	sluice.AddWorker(workers, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[PingArgs]) error { return nil }))
+	client, err := sluice.NewClient(sqlitedriver.New(db), &sluice.Config{
+		Workers: workers,
+		Logger:  quiet,
+		Retention: sluice.Retention{
+			Topics: map[string]sluice.Keep{"ping": {Completed: sluice.KeepNone}},
+			Queues: map[string]sluice.Keep{"audit": {Completed: sluice.KeepForever}}, // for jobs of other topics
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sub := client.Subscribe(sluice.EventCompleted)
+	defer sub.Close()
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Stop(ctx)
+	res, err := client.Enqueue(ctx, PingArgs{}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ev := <-sub.C // sent once the outcome is written
+	_, err = client.Get(ctx, res.Job.ID)
+	fmt.Println(ev.Kind, errors.Is(err, sluice.ErrNotFound))
+	// Output:
+	// completed true
+}

@@ -28,6 +28,7 @@ func FuzzJobArgsDecoding(f *testing.F) {
 	f.Add([]byte(`{"s":`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte{})
+	f.Add([]byte(`{"sluice_sealed": "v1", "key": "k1", "data": "AAAA"}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var got *fuzzArgs
 		workers := NewWorkers()
@@ -35,8 +36,14 @@ func FuzzJobArgsDecoding(f *testing.F) {
 			got = &job.Args
 			return nil
 		}))
-		jr := &jobRun{row: &JobRow{ID: "id", Topic: "fuzz", Payload: payload}, unit: workers.units["fuzz"]}
+		cfg, err := (&Config{Workers: workers}).withDefaults()
+		require.NoError(t, err)
+		jr := &jobRun{row: &JobRow{ID: "id", Topic: "fuzz", Payload: payload}, unit: workers.units["fuzz"], run: &run{cfg: cfg}}
 		job, _, err := jr.unit.prepare(jr)
+		if _, sealed := PayloadKeyID(jr.row); sealed {
+			require.ErrorIs(t, err, ErrUnknownKey, "an encrypted payload, and the client has no key")
+			return
+		}
 		var want fuzzArgs
 		if werr := json.Unmarshal(payload, &want); werr != nil {
 			require.Error(t, err)

@@ -90,9 +90,14 @@ func TestRetentionRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	k := sqliteKit(t)
 	for field, r := range map[string]sluice.Retention{
-		"Retention.Completed": {Completed: -time.Hour},
-		"Retention.Failed":    {Failed: -2},
-		"Retention.Interval":  {Interval: time.Microsecond},
+		"Retention.Completed":                {Completed: -time.Hour},
+		"Retention.Failed":                   {Failed: -3},
+		"Retention.Interval":                 {Interval: time.Microsecond},
+		`Retention.Topics["mail"].Cancelled`: {Topics: map[string]sluice.Keep{"mail": {Cancelled: -time.Second}}},
+		`Retention.Topics[""]`:               {Topics: map[string]sluice.Keep{"": {}}},
+		`Retention.Topics["a\x00"]`:          {Topics: map[string]sluice.Keep{"a\x00": {}}},
+		`Retention.Queues["bulk"].Completed`: {Queues: map[string]sluice.Keep{"bulk": {Completed: -3}}},
+		`Retention.Queues["no queue"]`:       {Queues: map[string]sluice.Keep{"no queue": {}}},
 	} {
 		_, err := sluice.NewClient(k.driver, &sluice.Config{Retention: r})
 		require.ErrorIs(t, err, sluice.ErrInvalidConfig, field)
@@ -100,4 +105,93 @@ func TestRetentionRejectsBadConfig(t *testing.T) {
 		require.True(t, errors.As(err, &ce))
 		require.Equal(t, field, ce.Field)
 	}
+}
+
+func TestRetentionPerTopicAndQueue(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testRetentionPerTopicAndQueue[*sql.Tx], testRetentionPerTopicAndQueue[pgx.Tx])
+}
+
+// testRetentionPerTopicAndQueue keeps completed jobs 2 hours by default,
+// 10 minutes in queue bulk, for good for topic audit even in bulk, and
+// not at all for topic ping, whose worker acks in its own transaction;
+// failed jobs of bulk are not kept either.
+func testRetentionPerTopicAndQueue[TTx any](t *testing.T, k *kit[TTx]) {
+	clock := &fakeClock{}
+	ws := workers(func(ctx context.Context, job *sluice.Job[noteArgs]) error {
+		if job.Args.N < 0 {
+			return errors.New("fail")
+		}
+		return nil
+	})
+	sluice.AddRawWorker(ws, "audit", sluice.WorkFunc(func(context.Context, *sluice.Job[sluice.RawArgs]) error { return nil }))
+	sluice.AddRawWorker(ws, "ping", sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[sluice.RawArgs]) error {
+		tx, err := k.begin(ctx)
+		if err != nil {
+			return err
+		}
+		if err := sluice.ClientFromContext[TTx](ctx).Ack(ctx, tx, job); err != nil {
+			_ = k.rollback(ctx, tx)
+			return err
+		}
+		return k.commit(ctx, tx)
+	}))
+	c := k.client(t, &sluice.Config{
+		Clock:   clock.Now,
+		Workers: ws,
+		Queues:  map[string]sluice.QueueConfig{"default": {MaxWorkers: 2}, "bulk": {MaxWorkers: 2}},
+		Retention: sluice.Retention{
+			Interval:  5 * time.Millisecond,
+			Completed: 2 * time.Hour,
+			Topics:    map[string]sluice.Keep{"audit": {Completed: sluice.KeepForever}, "ping": {Completed: sluice.KeepNone}},
+			Queues:    map[string]sluice.Keep{"bulk": {Completed: 10 * time.Minute, Failed: sluice.KeepNone}},
+		},
+	})
+	sub := c.Subscribe(sluice.EventCompleted, sluice.EventFailed)
+	defer sub.Close()
+	enqueue := func(args sluice.JobArgs, queue string) string {
+		t.Helper()
+		res, err := c.Enqueue(t.Context(), args, &sluice.EnqueueOptions{Queue: queue, MaxRetries: sluice.NoRetries})
+		require.NoError(t, err)
+		return res.Job.ID
+	}
+	raw := func(topic string) sluice.RawArgs { return sluice.RawArgs{TopicName: topic, Payload: []byte(`{}`)} }
+	plain, bulk := enqueue(noteArgs{N: 1}, "default"), enqueue(noteArgs{N: 2}, "bulk")
+	audit := enqueue(raw("audit"), "bulk")
+	ping, bulkFailed := enqueue(raw("ping"), "default"), enqueue(noteArgs{N: -1}, "bulk")
+
+	// The client's events come once the outcome is written: the jobs kept
+	// for none are gone then, deleted in the outcome's transaction (the
+	// worker's own for ping).
+	kept := map[string]bool{plain: true, bulk: true, audit: true, bulkFailed: false}
+	for seen := map[string]bool{}; len(seen) < len(kept); {
+		if ev := <-sub.C; kept[ev.Job.ID] || ev.Job.ID == bulkFailed {
+			seen[ev.Job.ID] = true
+		}
+	}
+	for id, kept := range kept {
+		_, err := c.Get(t.Context(), id)
+		require.Equal(t, !kept, errors.Is(err, sluice.ErrNotFound), "job %s kept: %v", id, kept)
+	}
+	require.Eventually(t, func() bool {
+		_, err := c.Get(t.Context(), ping)
+		return errors.Is(err, sluice.ErrNotFound)
+	}, 5*time.Second, 5*time.Millisecond, "acked in the worker's transaction, deleted in it")
+
+	gone := func(id string) func() bool {
+		return func() bool {
+			_, err := c.Get(t.Context(), id)
+			return errors.Is(err, sluice.ErrNotFound)
+		}
+	}
+	clock.Advance(11 * time.Minute)
+	require.Eventually(t, gone(bulk), 5*time.Second, 5*time.Millisecond, "bulk keeps completed jobs 10 minutes")
+	never(t, gone(plain), 50*time.Millisecond, 5*time.Millisecond, "default keeps them 2 hours")
+	clock.Advance(2 * time.Hour)
+	require.Eventually(t, gone(plain), 5*time.Second, 5*time.Millisecond, "2 hours passed")
+	clock.Advance(365 * 24 * time.Hour)
+	never(t, gone(audit), 50*time.Millisecond, 5*time.Millisecond, "audit is kept for good, in bulk too")
+	st, err := c.Stats(t.Context(), nil)
+	require.NoError(t, err)
+	require.Equal(t, map[sluice.JobStatus]int{sluice.StatusCompleted: 1}, st.ByStatus, "the kept counts agree")
 }

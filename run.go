@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/fetcher"
 	"github.com/sluicehq/sluice/internal/lease"
 	"github.com/sluicehq/sluice/internal/pool"
+	"github.com/sluicehq/sluice/internal/rollup"
 	"github.com/sluicehq/sluice/internal/tick"
 )
 
@@ -76,6 +77,8 @@ type run struct {
 	// releaseKick asks the flow loop for a release pass soon: a task of a
 	// workflow finished here, and the tasks after it may be free to run.
 	releaseKick chan struct{}
+	// metrics gathers what attempts did, for the metrics store.
+	metrics rollup.Recorder
 }
 
 // newRun returns a run of a client with the given config, executor, event
@@ -163,6 +166,7 @@ func (r *run) start(ctx context.Context, d any) {
 	})
 	r.maintWG.Go(func() { r.watchRevoked(r.maintCtx) })
 	r.maintWG.Go(func() { r.clean(r.maintCtx) })
+	r.maintWG.Go(func() { r.writeMetrics(r.maintCtx) })
 	r.maintWG.Go(func() { r.present(r.maintCtx, me) })
 	r.maintWG.Go(func() {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })

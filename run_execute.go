@@ -69,7 +69,9 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 	r.completer.Add(completer.Item{Finalize: fin, Done: func(matched bool, werr error) {
 		r.held.remove(row.ID)
 		if matched {
-			took := r.cfg.now().Sub(row.AttemptedAt)
+			now := r.cfg.now()
+			r.recordMetrics(row, fin, now)
+			took := now.Sub(row.AttemptedAt)
 			r.events.emit(outcomeEvent(fin.Status, fin.Snooze), row, took)
 			if h := r.cfg.Hooks.JobDone; h != nil && fin.Status.Finished() {
 				r.jobDone(h, jr, fin, took)
@@ -232,7 +234,11 @@ func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bo
 		GroupID: row.GroupID}
 	// The records logged since the last write go with the outcome.
 	fin.Logs, _ = jr.unwrittenLogs()
-	defer func() { fin.Insert = r.notifications(jr, fin) }()
+	defer func() {
+		fin.Insert = r.notifications(jr, fin)
+		// Retention of none: the outcome deletes the job as it records it.
+		fin.Delete = fin.Status.Finished() && r.cfg.Retention.keep(row.Topic, row.Queue, fin.Status) == KeepNone
+	}()
 	if stopped {
 		// Handed back unfinished: runs again at once, spending no retry.
 		fin.Status, fin.RunAt, fin.Snooze = StatusPending, now, true
@@ -254,7 +260,9 @@ func (r *run) outcome(fin *driver.JobFinalize, jr *jobRun, err error, stopped bo
 		fin.Status, fin.FinalizedAt, fin.Error = StatusCancelled, now, attemptError(row, now, err)
 	default:
 		fin.Error = attemptError(row, now, err)
-		if row.Attempt <= row.MaxRetries {
+		// A payload no key of this client decrypts will not decrypt on
+		// a retry: the job fails for good, its payload kept.
+		if row.Attempt <= row.MaxRetries && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrDecrypt) {
 			fin.Status, fin.RunAt = StatusPending, r.nextRetry(jr, now)
 		} else {
 			fin.Status, fin.FinalizedAt = StatusFailed, now

@@ -144,19 +144,24 @@ func (r *run) present(ctx context.Context, row *driver.ClientRow) {
 // it never holds many row locks, or SQLite's write lock, for long.
 const cleanBatch = 500
 
-// clean deletes expired jobs every Retention.Interval until ctx ends.
+// clean deletes expired jobs every Retention.Interval until ctx ends, by
+// status, one clean per retention that applies (see Retention.cleanFor).
 func (r *run) clean(ctx context.Context) {
 	ret := r.cfg.Retention
-	keeps := map[JobStatus]time.Duration{
-		StatusCompleted: ret.Completed, StatusFailed: ret.Failed, StatusCancelled: ret.Cancelled,
+	var cleans []retentionClean
+	for _, status := range []JobStatus{StatusCompleted, StatusFailed, StatusCancelled} {
+		for _, c := range ret.cleanFor(status) {
+			c.params.Status = status
+			cleans = append(cleans, c)
+		}
 	}
 	tick.Every(ctx, ret.Interval, func() {
-		for status, keep := range keeps {
-			if keep == KeepForever {
-				continue
-			}
-			if _, err := r.cleanStatus(ctx, status, r.cfg.now().Add(-keep)); err != nil && ctx.Err() == nil {
-				r.cfg.Logger.Warn("sluice: deleting expired jobs failed", "status", status, "error", err)
+		r.cleanMetrics(ctx)
+		for _, c := range cleans {
+			p := c.params
+			p.Before = r.cfg.now().Add(-c.keep)
+			if _, err := r.cleanStatus(ctx, &p); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("sluice: deleting expired jobs failed", "status", p.Status, "error", err)
 			}
 		}
 		// Workflows and batches go once retention deleted all their jobs.
@@ -166,14 +171,15 @@ func (r *run) clean(ctx context.Context) {
 	})
 }
 
-// cleanStatus deletes, batch by batch, the jobs of status that finished
-// before before, and returns how many.
-func (r *run) cleanStatus(ctx context.Context, status JobStatus, before time.Time) (int, error) {
+// cleanStatus deletes, batch by batch, the jobs p selects, and returns
+// how many.
+func (r *run) cleanStatus(ctx context.Context, p *driver.JobCleanParams) (int, error) {
 	total := 0
+	p.Limit = cleanBatch
 	for ctx.Err() == nil {
-		n, err := r.exec.JobClean(ctx, &driver.JobCleanParams{Status: status, Before: before, Limit: cleanBatch})
+		n, err := r.exec.JobClean(ctx, p)
 		if err != nil {
-			return total, fmt.Errorf("clean %s jobs: %w", status, err)
+			return total, fmt.Errorf("clean %s jobs: %w", p.Status, err)
 		}
 		total += n
 		if n < cleanBatch {

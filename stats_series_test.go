@@ -68,3 +68,35 @@ func testStatsSeriesCountsOutcomesPerBucket[TTx any](t *testing.T, k *kit[TTx]) 
 		require.Equal(t, "Bucket", fe.Field)
 	}
 }
+
+func TestStatsOldestDueIsTheLongestWaitOfEachQueue(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testStatsOldestDue[*sql.Tx], testStatsOldestDue[pgx.Tx])
+}
+
+func testStatsOldestDue[TTx any](t *testing.T, k *kit[TTx]) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	c := k.client(t, &sluice.Config{Clock: func() time.Time { return now },
+		Queues: map[string]sluice.QueueConfig{"default": {}, "mail": {}, "idle": {}}})
+	enqueue := func(queue string, runAt time.Time, priority int) {
+		t.Helper()
+		_, err := c.Enqueue(t.Context(), noteArgs{}, &sluice.EnqueueOptions{Queue: queue, RunAt: runAt, Priority: priority})
+		require.NoError(t, err)
+	}
+	enqueue("default", now.Add(-time.Minute), 1)
+	enqueue("default", now.Add(-5*time.Minute), 3) // the longest wait, at a later priority
+	enqueue("default", now.Add(time.Hour), 0)      // not due
+	enqueue("mail", now.Add(-30*time.Second), 2)
+	enqueue("idle", now.Add(time.Minute), 1) // nothing due in idle
+
+	st, err := c.Stats(t.Context(), &sluice.StatsFilter{OldestDue: true})
+	require.NoError(t, err)
+	require.Equal(t, map[string]time.Time{"default": now.Add(-5 * time.Minute), "mail": now.Add(-30 * time.Second)},
+		st.OldestDue)
+	st, err = c.Stats(t.Context(), &sluice.StatsFilter{OldestDue: true, Queues: []string{"mail", "idle"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]time.Time{"mail": now.Add(-30 * time.Second)}, st.OldestDue)
+	st, err = c.Stats(t.Context(), nil)
+	require.NoError(t, err)
+	require.Nil(t, st.OldestDue, "not asked for")
+}

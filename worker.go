@@ -145,6 +145,7 @@ func addUnit[T JobArgs](workers *Workers, topic string, worker Worker[T], check 
 		maxRetries:  worker.MaxRetries(),
 		retryPolicy: worker.RetryPolicy(),
 		check:       check,
+		encrypt:     encrypts(worker),
 		prepare: func(run *jobRun) (any, time.Duration, error) {
 			// The worker gets its own copy of the row, in the same
 			// allocation as its Job: the client fences the claim with the
@@ -155,7 +156,13 @@ func addUnit[T JobArgs](workers *Workers, topic string, worker Worker[T], check 
 			}{row: *run.row}
 			box.job = Job[T]{JobRow: &box.row, run: run}
 			run.workerRow = &box.row
-			if err := decode(run.row.Payload, &box.job.Args); err != nil {
+			// An encrypted payload is decrypted for the worker's copy only.
+			payload, err := open(run.run.cfg.crypt.keys, run.row)
+			if err != nil {
+				return nil, 0, err
+			}
+			box.row.Payload = payload
+			if err := decode(payload, &box.job.Args); err != nil {
 				return nil, 0, fmt.Errorf("decode args of %q: %w", topic, err)
 			}
 			return &box.job, worker.Timeout(&box.job), nil
@@ -163,6 +170,12 @@ func addUnit[T JobArgs](workers *Workers, topic string, worker Worker[T], check 
 		work: func(ctx context.Context, job any) error { return worker.Work(ctx, job.(*Job[T])) },
 	}
 	return nil
+}
+
+// encrypts reports whether worker has its jobs' payloads encrypted.
+func encrypts(worker any) bool {
+	e, ok := worker.(encryptArgs)
+	return ok && e.EncryptArgs()
 }
 
 // workUnit is a worker with its type erased, as the client runs it.
@@ -179,4 +192,6 @@ type workUnit struct {
 	prepare func(run *jobRun) (job any, timeout time.Duration, err error)
 	// work works a job prepare returned.
 	work func(ctx context.Context, job any) error
+	// encrypt is set when the worker's EncryptArgs returns true.
+	encrypt bool
 }

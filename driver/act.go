@@ -44,4 +44,10 @@ type JobCleanParams struct {
 	Before time.Time
 	// Limit is the most jobs to delete in one call; at least 1.
 	Limit int
+	// Topics and Queues, when not empty, narrow the jobs deleted to those
+	// of one of these topics and in one of these queues; NotTopics and
+	// NotQueues leave out the jobs of these topics and queues. A cleaner
+	// applies retention per topic and per queue with them.
+	Topics, Queues       []string
+	NotTopics, NotQueues []string
 }

@@ -324,6 +324,8 @@ type Executor interface {
 
 	// GroupExecutor holds the operations on workflows and batches.
 	GroupExecutor
+	// MetricsExecutor holds the operations of the metrics store.
+	MetricsExecutor
 }
 
 // JobStatus is where a job is in its life: pending, then processing, then
@@ -592,6 +594,12 @@ type JobFinalize struct {
 	// [GroupExecutor.GroupSettle]): its callbacks are inserted with the
 	// outcome that finished it, once.
 	GroupID string
+	// Delete, when true with a final Status, deletes the job in the same
+	// transaction once the item has recorded its outcome (its retention
+	// for that status is none). The deletion selects the job by ID,
+	// Status and Attempt, not by the claim: a job of this status and
+	// attempt, however it got there, is one its retention deletes anyway.
+	Delete bool
 }
 
 // JobHeartbeatParams are the params of [Executor.JobHeartbeat].

@@ -1,6 +1,9 @@
 package driver
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // JobFilter selects jobs by their columns. Every field that is set narrows
 // the selection; the zero value selects every job. Time ranges include
@@ -33,6 +36,21 @@ type JobFilter struct {
 	GroupIDs []string
 	// IDs, when not empty, selects these jobs.
 	IDs []string
+	// Payload, when not empty, selects jobs whose payload holds each
+	// condition's value at its path (see PayloadMatch).
+	Payload []PayloadMatch
+}
+
+// PayloadMatch is a condition of JobFilter.Payload: the payload's value
+// at Path, the keys of nested objects outermost first, is the JSON scalar
+// Value: a string equal to it, a number of equal value, or the same true,
+// false or null. A missing key, or a value of another type, does not
+// match. The client checks Path (1 to 8 keys of 1 to 64 letters, digits,
+// _ or -) and Value (a JSON scalar) before a driver sees them; a Value
+// that breaks the text rule matches nothing (see JobFilter.Matchable).
+type PayloadMatch struct {
+	Path  []string
+	Value json.RawMessage
 }
 
 // JobListParams are the params of [Executor.JobList].
@@ -73,6 +91,10 @@ type JobStatsParams struct {
 	// FinalizedAt truncated to a multiple of Bucket. At least a
 	// microsecond when set.
 	Bucket time.Duration
+	// DueAt, when not zero, asks for JobStats.OldestDue: the selected
+	// pending jobs due at DueAt (RunAt at or before it) that have waited
+	// longest, per queue.
+	DueAt time.Time
 }
 
 // JobStats is the outcome of [Executor.JobStats].
@@ -93,6 +115,12 @@ type JobStats struct {
 	// that became completed or failed in the window, oldest bucket first;
 	// buckets without any are absent. Nil when Bucket was not set.
 	Series []JobBucket
+	// OldestDue, when DueAt was set, holds for each queue with a selected
+	// pending job due at DueAt the earliest RunAt of such a job; empty,
+	// not nil, when no queue has one. Nil when DueAt was not set. Drivers
+	// read it through the claim index, one probe per queue and priority
+	// that pending jobs have, so that a backlog of any size costs the same.
+	OldestDue map[string]time.Time
 }
 
 // JobBucket is how many jobs completed and failed in one bucket of time.

@@ -85,6 +85,9 @@ func (f *JobFilter) Matchable() (JobFilter, bool) {
 	for k, v := range f.Metadata {
 		ok = ok && Matchable(k, v)
 	}
+	for _, m := range f.Payload {
+		ok = ok && Matchable(m.Path...) && CheckJSON(m.Value) == nil
+	}
 	return g, ok
 }
 

@@ -22,5 +22,12 @@
 // (counters by topic and queue), sluice.job.duration (how long work took)
 // and sluice.job.lag (from when a job was due to when its attempt was
 // claimed), in seconds; and, with [Middleware.ObserveQueues],
-// sluice.queue.depth, the jobs of each queue by status.
+// sluice.queue.depth (the jobs of each queue by status),
+// sluice.queue.running and sluice.queue.oldest_pending_age.
+//
+// Prometheus scrapes them through OpenTelemetry's Prometheus exporter
+// (go.opentelemetry.io/otel/exporters/prometheus), a reader of the meter
+// provider given to [WithMeterProvider]: see Example (Prometheus), and
+// examples/prometheus, a program serving the dashboard and /metrics side
+// by side.
 package sluiceotel

@@ -98,6 +98,12 @@ func (m *Middleware) labelsFor(topic, queue string) *labels {
 	return actual.(*labels)
 }
 
+// secondsBuckets are the bucket boundaries of the histograms in seconds,
+// from 1 ms to 10 minutes (the default job timeout). The SDK's default
+// boundaries, 0 to 10,000, suit milliseconds: in seconds they would put
+// nearly every job in the first bucket.
+var secondsBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+
 // New returns a Middleware, or an error if an instrument cannot be made.
 func New(opts ...Option) (*Middleware, error) {
 	o := options{tp: otel.GetTracerProvider(), mp: otel.GetMeterProvider(), prop: propagation.TraceContext{}}
@@ -116,9 +122,10 @@ func New(opts ...Option) (*Middleware, error) {
 	m.failed, errs[2] = m.meter.Int64Counter("sluice.jobs.failed",
 		metric.WithDescription("Attempts whose worker returned an error or panicked."))
 	m.duration, errs[3] = m.meter.Float64Histogram("sluice.job.duration", metric.WithUnit("s"),
-		metric.WithDescription("How long a job's work took."))
+		metric.WithDescription("How long a job's work took."), metric.WithExplicitBucketBoundaries(secondsBuckets...))
 	m.lag, errs[4] = m.meter.Float64Histogram("sluice.job.lag", metric.WithUnit("s"),
-		metric.WithDescription("From when a job was due to when its attempt was claimed."))
+		metric.WithDescription("From when a job was due to when its attempt was claimed."),
+		metric.WithExplicitBucketBoundaries(secondsBuckets...))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -421,27 +428,45 @@ type StatsReader interface {
 	Stats(ctx context.Context, f *sluice.StatsFilter) (*sluice.Stats, error)
 }
 
-// ObserveQueues reports sluice.queue.depth, the jobs of each queue by
-// status, read from client.Stats at each collection (a read of the counts
-// sluice keeps, not a count of the table). Unregister the registration
-// when the client is gone.
+// ObserveQueues reports, at each collection, from one client.Stats read
+// of the counts sluice keeps (not a count of the table) and of the claim
+// index: sluice.queue.depth, the jobs of each queue by status;
+// sluice.queue.running, its jobs being worked; and
+// sluice.queue.oldest_pending_age, how long its longest-waiting due job
+// has been due, in seconds (0 when none is due). Every process and every
+// database reads the same figures, so one process's are enough: observe
+// queues in one process per database, or aggregate with max. Unregister
+// the registration when the client is gone.
 func (m *Middleware) ObserveQueues(client StatsReader) (metric.Registration, error) {
-	depth, err := m.meter.Int64ObservableGauge("sluice.queue.depth",
+	depth, err1 := m.meter.Int64ObservableGauge("sluice.queue.depth",
 		metric.WithDescription("Jobs in each queue, by status."))
-	if err != nil {
+	running, err2 := m.meter.Int64ObservableGauge("sluice.queue.running",
+		metric.WithDescription("Jobs of each queue being worked (processing)."))
+	age, err3 := m.meter.Float64ObservableGauge("sluice.queue.oldest_pending_age", metric.WithUnit("s"),
+		metric.WithDescription("How long the longest-waiting due job of each queue has been due."))
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
 	return m.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		st, err := client.Stats(ctx, nil)
+		// The shortest window: the outcome figures Stats also reads are
+		// not reported here, and a short window keeps their read small.
+		st, err := client.Stats(ctx, &sluice.StatsFilter{Window: time.Second, OldestDue: true})
 		if err != nil {
 			return err
 		}
+		now := time.Now()
 		for queue, byStatus := range st.ByQueue {
+			q := attribute.String("sluice.queue", queue)
 			for status, n := range byStatus {
-				o.ObserveInt64(depth, int64(n), metric.WithAttributes(attribute.String("sluice.queue", queue),
-					attribute.String("sluice.status", string(status))))
+				o.ObserveInt64(depth, int64(n), metric.WithAttributes(q, attribute.String("sluice.status", string(status))))
 			}
+			o.ObserveInt64(running, int64(byStatus[sluice.StatusProcessing]), metric.WithAttributes(q))
+			waited := 0.0
+			if due, ok := st.OldestDue[queue]; ok {
+				waited = max(now.Sub(due), 0).Seconds()
+			}
+			o.ObserveFloat64(age, waited, metric.WithAttributes(q))
 		}
 		return nil
-	}, depth)
+	}, depth, running, age)
 }

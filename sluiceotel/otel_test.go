@@ -138,13 +138,20 @@ func TestTraceFollowsAJobAcrossClients(t *testing.T) {
 	require.NotNil(t, failed, "the failed attempt's span records its error")
 }
 
-func TestQueueDepth(t *testing.T) {
+// TestQueueGauges reads the queue gauges of two queues: one whose jobs
+// are all due later (age 0), one with a job due for five minutes.
+func TestQueueGauges(t *testing.T) {
 	t.Parallel()
 	mw, _, reader, d := setup(t)
-	c, err := sluice.NewClient(d, &sluice.Config{Logger: quiet})
+	c, err := sluice.NewClient(d, &sluice.Config{Logger: quiet,
+		Queues: map[string]sluice.QueueConfig{"default": {}, "late": {}}})
 	require.NoError(t, err)
 	for range 3 {
 		_, err := c.Enqueue(t.Context(), mailArgs{}, &sluice.EnqueueOptions{RunAt: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+	}
+	for _, ago := range []time.Duration{time.Minute, 5 * time.Minute} {
+		_, err := c.Enqueue(t.Context(), mailArgs{}, &sluice.EnqueueOptions{Queue: "late", RunAt: time.Now().Add(-ago)})
 		require.NoError(t, err)
 	}
 	reg, err := mw.ObserveQueues(c)
@@ -152,17 +159,35 @@ func TestQueueDepth(t *testing.T) {
 	defer func() { require.NoError(t, reg.Unregister()) }()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(t.Context(), &rm))
-	var depth int64
+	depth, running, age := map[string]int64{}, map[string]int64{}, map[string]float64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if g, ok := m.Data.(metricdata.Gauge[int64]); ok && m.Name == "sluice.queue.depth" {
+			switch g := m.Data.(type) {
+			case metricdata.Gauge[int64]:
 				for _, p := range g.DataPoints {
-					depth += p.Value
+					q, _ := p.Attributes.Value("sluice.queue")
+					switch m.Name {
+					case "sluice.queue.depth":
+						status, _ := p.Attributes.Value("sluice.status")
+						depth[q.AsString()+"/"+status.AsString()] += p.Value
+					case "sluice.queue.running":
+						running[q.AsString()] = p.Value
+					}
+				}
+			case metricdata.Gauge[float64]:
+				require.Equal(t, "sluice.queue.oldest_pending_age", m.Name)
+				require.Equal(t, "s", m.Unit)
+				for _, p := range g.DataPoints {
+					q, _ := p.Attributes.Value("sluice.queue")
+					age[q.AsString()] = p.Value
 				}
 			}
 		}
 	}
-	require.Equal(t, int64(3), depth)
+	require.Equal(t, map[string]int64{"default/pending": 3, "late/pending": 2}, depth)
+	require.Equal(t, map[string]int64{"default": 0, "late": 0}, running)
+	require.Zero(t, age["default"], "nothing due")
+	require.InDelta(t, 300, age["late"], 60, "due five minutes ago")
 }
 
 // TestWorkReadsTraceContextFromMetadata runs Work on jobs whose metadata

@@ -117,6 +117,15 @@ func lister[TTx any](tb testing.TB, client *sluice.Client[TTx], tx *TTx) listFun
 				tb.Fatalf("sluicetest: %v", err)
 				return nil, false
 			}
+			for _, j := range res.Jobs {
+				// Encrypted payloads are checked, and decoded, in clear.
+				if _, sealed := sluice.PayloadKeyID(j); sealed {
+					if j.Payload, err = client.DecryptPayload(j); err != nil {
+						tb.Fatalf("sluicetest: %v", err)
+						return nil, false
+					}
+				}
+			}
 			jobs = append(jobs, res.Jobs...)
 			if res.NextCursor == "" {
 				return jobs, true

@@ -130,3 +130,26 @@ func testRequireManyEnqueued[TTx any](t *testing.T, e *env[TTx]) {
 	e.commit(t, tx)
 	require.Len(t, sluicetest.RequireManyEnqueued(t, c, []sluicetest.ExpectedJob{{Args: smsArgs{}}, {Args: smsArgs{}}}), 2)
 }
+
+func TestRequireEnqueuedDecryptsPayloads(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testRequireEnqueuedDecryptsPayloads[*sql.Tx], testRequireEnqueuedDecryptsPayloads[pgx.Tx])
+}
+
+// testRequireEnqueuedDecryptsPayloads checks a job of an encrypted topic
+// by its arguments in clear, as the client's keys decrypt them.
+func testRequireEnqueuedDecryptsPayloads[TTx any](t *testing.T, e *env[TTx]) {
+	c := e.client(t, &sluice.Config{Encryption: sluice.Encryption{
+		Keys:   []sluice.EncryptionKey{{ID: "k1", Key: []byte("0123456789abcdef")}},
+		Topics: []string{"mail"},
+	}})
+	res, err := c.Enqueue(t.Context(), mailArgs{To: "a@example.com"}, nil)
+	require.NoError(t, err)
+	_, sealed := sluice.PayloadKeyID(res.Job)
+	require.True(t, sealed)
+	job := sluicetest.RequireEnqueued[mailArgs](t, c, nil)
+	require.Equal(t, "a@example.com", job.Args.To)
+	plain, err := c.DecryptPayload(res.Job)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"to": "a@example.com"}`, string(plain))
+}

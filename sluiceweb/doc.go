@@ -14,15 +14,19 @@
 //
 //	POST   api/jobs                   enqueue a job by topic and JSON payload, with tags and metadata
 //	                                  (also api/jobs/enqueue)
-//	GET    api/jobs                   list jobs: filters (tags, metadata too), cursor or offset pages, order, total
+//	GET    api/jobs                   list jobs: filters (tags, metadata, payload values too), cursor or
+//	                                  offset pages, order, total
 //	GET    api/jobs/stats             counts by status, topic and queue; outcomes per minute
-//	GET    api/jobs/{id}              a job, with its payload, result, progress, attempts and logs
+//	GET    api/jobs/{id}              a job, with its payload (decrypted with a Sluice-Payload-Key),
+//	                                  result, progress, attempts and logs
 //	GET    api/jobs/{id}/explain      what holds a job, in words
 //	POST   api/jobs/{id}/cancel       cancel a job (also requeue, retry)
 //	DELETE api/jobs/{id}              delete a job
 //	POST   api/jobs/cancel            cancel every job a filter selects (also requeue, retry, delete)
 //	GET    api/queues                 each queue's jobs and the clients online working it
 //	GET    api/clients                the clients recorded in the database
+//	GET    api/metrics                per topic over a window: attempts, failure rate, p50/p95/p99 durations
+//	GET    api/settings               what the dashboard adapts to: read-only, allowed topics, worker topics
 //	GET    api/schedules              the stored schedules; POST creates one
 //	GET    api/schedules/{name}       a schedule, with its next and last runs; PUT replaces, DELETE deletes it
 //	GET    api/events                 Server-Sent Events of job changes made by any process, and of the

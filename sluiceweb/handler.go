@@ -214,6 +214,8 @@ func (h *Handler) routes() *http.ServeMux {
 	handle("PUT /api/limits/{kind}/{name}/keys", h.setKeyLimits)
 	handle("PUT /api/limits/topic/{name}", h.setTopicLimits)
 	handle("GET /api/clients", h.clients)
+	handle("GET /api/settings", h.settings)
+	handle("GET /api/metrics", h.metrics)
 	handle("GET /api/schedules", h.listSchedules)
 	handle("POST /api/schedules", h.createSchedule)
 	handle("GET /api/schedules/{name}", h.getSchedule)
@@ -255,6 +257,7 @@ func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 type client interface {
 	Enqueue(ctx context.Context, args sluice.JobArgs, opts *sluice.EnqueueOptions) (*sluice.EnqueueResult, error)
 	Get(ctx context.Context, id string) (*sluice.JobRow, error)
+	GetDecrypted(ctx context.Context, id string, keys ...sluice.EncryptionKey) (*sluice.JobRow, error)
 	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
 	Stats(ctx context.Context, f *sluice.StatsFilter) (*sluice.Stats, error)
 	Explain(ctx context.Context, id string) (*sluice.Explanation, error)
@@ -294,4 +297,6 @@ type client interface {
 	CancelBatch(ctx context.Context, id string) ([]*sluice.JobRow, error)
 	RetryBatch(ctx context.Context, id string) ([]*sluice.JobRow, error)
 	MaxPayloadBytes() int
+	Topics() []string
+	Metrics(ctx context.Context, f *sluice.MetricsFilter) (*sluice.Metrics, error)
 }

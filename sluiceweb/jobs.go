@@ -2,6 +2,7 @@ package sluiceweb
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -210,12 +211,40 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if job == nil {
 		return
 	}
+	if r.Header.Get(PayloadKeyHeader) != "" {
+		if job = h.decrypted(w, r, job.ID); job == nil {
+			return
+		}
+	}
 	d := jobDetail{JobRow: job, History: []attemptJSON{}, Logs: jobLogs(job), LogsDropped: job.LogsDropped}
 	for _, a := range job.History() {
 		d.History = append(d.History, attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, ClientID: a.ClientID,
 			EndedAt: a.EndedAt, Error: a.Error, Trace: a.Trace})
 	}
 	writeJSON(w, http.StatusOK, d)
+}
+
+// PayloadKeyHeader is the request header of GET api/jobs/{id} that
+// holds a key, "<key ID>:<key in standard base64>", to answer the job
+// with its payload decrypted if that key encrypted it. Send it over TLS
+// only; the handler never logs it.
+const PayloadKeyHeader = "Sluice-Payload-Key"
+
+// decrypted reads job id with its payload decrypted by the key of the
+// request's PayloadKeyHeader, or writes the problem and returns nil.
+func (h *Handler) decrypted(w http.ResponseWriter, r *http.Request, id string) *sluice.JobRow {
+	keyID, b64, _ := strings.Cut(r.Header.Get(PayloadKeyHeader), ":")
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		key = nil // refused by GetDecrypted as a key of the wrong length
+	}
+	job, err := h.c.GetDecrypted(r.Context(), id, sluice.EncryptionKey{ID: keyID, Key: key})
+	if err != nil {
+		h.fail(w, r, err)
+		return nil
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return job
 }
 
 // explainResponse answers GET api/jobs/{id}/explain.
@@ -333,6 +362,10 @@ type filterRequest struct {
 	Metadata map[string]string `json:"metadata"`
 	// Keys selects jobs with one of these keys.
 	Keys []string `json:"keys"`
+	// Payload jobs whose payload holds each value, a JSON scalar, at its
+	// path ("customer.id"); payloadQuery are those of a list's query.
+	Payload      map[string]json.RawMessage `json:"payload"`
+	payloadQuery map[string]string
 }
 
 // jobFilter returns the filter, or a problem with code for a malformed
@@ -346,7 +379,8 @@ func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
 		return nil, badRequest(code, "any_tag", "needs tags to choose from")
 	}
 	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey,
-		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Keys: req.Keys}
+		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Keys: req.Keys,
+		Payload: payloadConditions(req.payloadQuery, req.Payload)}
 	for _, tf := range []struct {
 		name string
 		v    string
@@ -377,7 +411,7 @@ type listResponse struct {
 // listParams are the query parameters of GET api/jobs.
 // A name ending in a dot is a prefix: metadata.<key>.
 var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
-	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, "keys", "limit", "offset", "cursor", "order"}
+	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, payloadPrefix, "keys", "limit", "offset", "cursor", "order"}
 
 // list serves GET api/jobs: one page of the jobs a filter selects.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -409,6 +443,9 @@ func listFilter(r *http.Request) (*sluice.ListFilter, error) {
 		return nil, err
 	}
 	if req.Metadata, err = q.prefixed(metadataPrefix); err != nil {
+		return nil, err
+	}
+	if req.payloadQuery, err = q.prefixed(payloadPrefix); err != nil {
 		return nil, err
 	}
 	for _, p := range []struct {

@@ -59,6 +59,11 @@ func listParameters() []obj {
 		param("query", "metadata.{key}", str(""), "Only jobs whose metadata has the key {key} with this string value, "+
 			"e.g. metadata.tenant=acme; one parameter per key. A number or nested value never matches."),
 		param("query", "keys", str(""), "Only jobs with one of these keys, comma-separated (or repeated); a key holding a comma can be selected only in a bulk action's body."),
+		param("query", "payload.{path}", str(""), "Only jobs whose payload holds this value at {path}, keys joined by dots "+
+			"(payload.customer.id=42); one parameter per path, at most 8, each of at most 8 keys of 1 to 64 letters, "+
+			"digits, _ or -. The value is read as JSON when it is a string, number, true, false or null (42 is a number, "+
+			"\"42\" a string), else as a string; it matches an equal string, a number of equal value, or the same true, "+
+			"false or null. No index serves it. A malformed path, or a topic the client encrypts, is invalid_filter."),
 		param("query", "limit", integer(""), "The most jobs to return: default 100, at most 10,000."),
 		param("query", "offset", integer(""), "Skip this many selected jobs; not with cursor."),
 		param("query", "cursor", str(""), "The next_cursor of the previous page, of the same order."),
@@ -109,6 +114,15 @@ func oneJob(ok obj) obj {
 	}
 }
 
+// withKeyProblems documents, beside the 400 of responses, the problems of
+// a Sluice-Payload-Key header.
+func withKeyProblems(responses obj) obj {
+	responses["400"] = problemResponse("invalid_request: the ID is not a UUID; invalid_key: the " + PayloadKeyHeader +
+		" header is malformed or its key not 16, 24 or 32 bytes; unknown_key: the payload is encrypted with another key, " +
+		"or does not decrypt with this one.")
+	return responses
+}
+
 // queueParam is the queue of a queue action, and queueAction its responses.
 var (
 	queueParam  = param("path", "name", str(""), "The queue's name: 1 to 128 letters, digits, or _ . : -")
@@ -147,11 +161,24 @@ func openAPIDocument() obj {
 			"400": problemResponse("invalid_filter."),
 		})},
 		"/api/jobs/{id}": obj{
-			"get":    operation("getJob", "Get a job with its payload, result, progress, attempts and logs", []obj{idParam}, "", oneJob(response("The job.", "JobDetail"))),
+			"get": operation("getJob", "Get a job with its payload, result, progress, attempts and logs",
+				[]obj{idParam, param("header", PayloadKeyHeader, str(""), "A key, \"<key ID>:<key in standard base64>\": "+
+					"the job's payload, if that key encrypted it, is answered decrypted (with Cache-Control: no-store). "+
+					"Without it an encrypted payload is answered as stored: {\"sluice_sealed\": \"v1\", \"key\": ..., \"data\": ...}.")},
+				"", withKeyProblems(oneJob(response("The job.", "JobDetail")))),
 			"delete": operation("deleteJob", "Delete a job that is not processing", []obj{idParam}, "", oneJob(response("The job as it was.", "JobResponse"))),
 		},
 		"/api/jobs/{id}/explain": obj{"get": operation("explainJob", "Say what holds a job", []obj{idParam}, "", oneJob(response("The explanation.", "Explanation")))},
-		"/api/queues":            obj{"get": operation("listQueues", "List queues with their jobs by status and the clients online working them", nil, "", obj{"200": response("The queues.", "QueueList")})},
+		"/api/metrics": obj{"get": operation("getMetrics", "Per topic over a window: attempts completed and failed, the failure "+
+			"rate and duration percentiles, in all and per bucket, from the metrics store", []obj{
+			topicsList,
+			param("query", "window", str(""), "How far back: a Go duration of whole minutes (default 1h), at most the store's keep (8 days by default)."),
+			param("query", "bucket", str(""), "The series' bucket: whole minutes (default the window over 60, rounded up to a minute)."),
+		}, "", obj{"200": response("The metrics.", "Metrics"),
+			"400": problemResponse("invalid_filter: a window or bucket that is not whole minutes, a window longer than the store keeps.")})},
+		"/api/settings": obj{"get": operation("getSettings", "What the dashboard adapts to: read-only, the topics that may be "+
+			"enqueued, the client's worker topics and its payload limit", nil, "", obj{"200": response("The settings.", "Settings")})},
+		"/api/queues": obj{"get": operation("listQueues", "List queues with their jobs by status and the clients online working them", nil, "", obj{"200": response("The queues.", "QueueList")})},
 		"/api/queues/{name}/pause": obj{"post": operation("pauseQueue", "Pause a queue: no client on the database starts its jobs "+
 			"from its next claim; running jobs finish", []obj{queueParam}, "", queueAction)},
 		"/api/queues/{name}/resume": obj{"post": operation("resumeQueue", "Resume a paused queue", []obj{queueParam}, "", queueAction)},

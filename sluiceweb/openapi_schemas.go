@@ -130,6 +130,8 @@ func filterProperties() obj {
 		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
 		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
 		"keys":           array(str(""), "Jobs with one of these keys."),
+		"payload": mapOf(anyJSON("A JSON string, number, true, false or null."),
+			"Jobs whose payload holds each value at its path, keys joined by dots (customer.id); see payload.{path} of GET api/jobs."),
 	}
 }
 
@@ -233,6 +235,37 @@ func schemas() obj {
 			"key":   str("The job's key, when the reason concerns it (sequence, key_limit, key_rate, fair_share)."),
 			"ahead": uuidString("The job ahead of it in its sequence, for the reason sequence."),
 		}, "job", "reason", "text"),
+		"Metrics": object("Per topic over a window, from the metrics store.", obj{
+			"from":           dateTime("The window's start."),
+			"to":             dateTime("The window's end: the end of the current minute."),
+			"bucket_seconds": number("The series' bucket, in seconds."),
+			"topics":         array(ref("TopicMetrics"), "The topics with attempts in the window, sorted."),
+		}, "from", "to", "bucket_seconds", "topics"),
+		"TopicMetrics": object("What one topic's attempts did.", obj{
+			"topic":        str("The topic."),
+			"completed":    integer("Attempts that completed their job."),
+			"failed":       integer("Attempts whose worker failed, retried or not."),
+			"failure_rate": number("failed / (completed + failed); 0 with none."),
+			"avg_ms":       number("The mean duration, in milliseconds."),
+			"p50_ms":       number("The median duration (within a bucket's ratio, 1.5, of the exact one)."),
+			"p95_ms":       number("The 95th percentile of durations."),
+			"p99_ms":       number("The 99th percentile of durations."),
+			"series":       array(ref("MetricsPoint"), "Per bucket, oldest first, every bucket of the window present."),
+		}, "topic", "completed", "failed", "failure_rate", "avg_ms", "p50_ms", "p95_ms", "p99_ms", "series"),
+		"MetricsPoint": object("One bucket of a topic's series.", obj{
+			"start":     dateTime("When the bucket starts."),
+			"completed": integer("Attempts that completed."),
+			"failed":    integer("Attempts that failed."),
+			"p50_ms":    number("The median duration."),
+			"p95_ms":    number("The 95th percentile."),
+			"p99_ms":    number("The 99th percentile."),
+		}, "start", "completed", "failed", "p50_ms", "p95_ms", "p99_ms"),
+		"Settings": object("What the dashboard adapts to.", obj{
+			"read_only":         boolean("Options.ReadOnly: no enqueue nor action is allowed."),
+			"allowed_topics":    array(str(""), "Options.AllowedTopics, sorted: the only topics that may be enqueued; empty when any may."),
+			"topics":            array(str(""), "The topics the serving client has workers for, sorted; empty for an insert-only client."),
+			"max_payload_bytes": integer("The largest payload the client enqueues, in bytes."),
+		}, "read_only", "allowed_topics", "topics", "max_payload_bytes"),
 		"QueueList": object("The queues.", obj{"items": array(ref("Queue"), "By name.")}, "items"),
 		"Queue": object("One queue.", obj{
 			"name":                str("The queue's name."),
@@ -286,7 +319,7 @@ func schemas() obj {
 			"code": enum("What went wrong, for programs.", CodeNotFound, CodeInvalidRequest, CodeInvalidFilter, CodeInvalidPayload, CodeUnsupportedMediaType,
 				CodePayloadTooLarge, CodeUnknownTopic, CodeUnknownQueue, CodeStatusConflict, CodeInvalidSchedule,
 				CodeDuplicateSchedule, CodeInvalidWorkflow, CodeInvalidBatch, CodeBatchClosed, CodeUnauthorized, CodeForbidden,
-				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInternal),
+				CodeReadOnly, CodeCrossOrigin, CodeMethodNotAllowed, CodeUnavailable, CodeInvalidKey, CodeUnknownKey, CodeInternal),
 			"field":      str("The request member or parameter at fault."),
 			"job_status": ref("Status"),
 		}, "type", "title", "status", "code"),

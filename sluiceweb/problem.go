@@ -83,6 +83,12 @@ const (
 	// CodeUnavailable (503): the handler was closed (event streams), or
 	// the request ended before it was answered.
 	CodeUnavailable = "unavailable"
+	// CodeInvalidKey (400): the Sluice-Payload-Key header is not
+	// "<key ID>:<key in base64>", or its key is not 16, 24 or 32 bytes.
+	CodeInvalidKey = "invalid_key"
+	// CodeUnknownKey (400): the job's payload is encrypted with another
+	// key than the one given, or does not decrypt with it.
+	CodeUnknownKey = "unknown_key"
 	// CodeInternal (500): anything else, such as a database error; it is
 	// logged.
 	CodeInternal = "internal"
@@ -200,6 +206,12 @@ func (h *Handler) knownProblem(r *http.Request, err error) *problem {
 	case errors.As(err, &optionsErr):
 		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Field: jsonName(optionsErr.Field),
 			Detail: jsonName(optionsErr.Field) + ": " + optionsErr.Reason}
+	case errors.Is(err, sluice.ErrInvalidKey):
+		return &problem{Status: http.StatusBadRequest, Code: CodeInvalidKey, Field: PayloadKeyHeader,
+			Detail: PayloadKeyHeader + ": the key is not 16, 24 or 32 bytes, or its ID is not 1 to 64 letters, digits, or _ . : -"}
+	case errors.Is(err, sluice.ErrUnknownKey), errors.Is(err, sluice.ErrDecrypt):
+		return &problem{Status: http.StatusBadRequest, Code: CodeUnknownKey, Field: PayloadKeyHeader,
+			Detail: PayloadKeyHeader + ": the payload is encrypted with another key, or does not decrypt with this one"}
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return &problem{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Detail: "the request ended"}
 	}

@@ -11,6 +11,28 @@ import (
 // metadata.<key>=<value>.
 const metadataPrefix = "metadata."
 
+// payloadPrefix starts the query parameters that filter by payload
+// values: payload.<path>=<value>.
+const payloadPrefix = "payload."
+
+// payloadConditions returns the payload conditions of a filter as the
+// client takes them: each value of the query, text, as sluice.PayloadValue
+// reads it; each of a body as the JSON it is. The client checks paths and
+// values.
+func payloadConditions(query map[string]string, body map[string]json.RawMessage) map[string]any {
+	if len(query) == 0 && len(body) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(query)+len(body))
+	for path, v := range query {
+		out[path] = sluice.PayloadValue(v)
+	}
+	for path, v := range body {
+		out[path] = v
+	}
+	return out
+}
+
 // metadataObject returns the metadata member of an enqueue, a JSON object,
 // as the client takes it: numbers as they were written (json.Number), nil
 // when absent or null.

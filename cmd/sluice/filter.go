@@ -81,14 +81,14 @@ type filterFlags struct {
 	statuses, topics, queues, tags, keys, groups listValue
 	anyTag                                       bool
 	uniqueKey                                    string
-	metadata                                     pairsValue
+	metadata, payload                            pairsValue
 	f                                            sluice.JobFilter
 }
 
 // addFilterFlags registers the job filter's flags on fs; topicsAndQueues
 // limits them to --topic and --queue (for stats).
 func addFilterFlags(fs *flag.FlagSet, topicsAndQueues bool) *filterFlags {
-	ff := &filterFlags{metadata: pairsValue{}}
+	ff := &filterFlags{metadata: pairsValue{}, payload: pairsValue{}}
 	fs.Var(&ff.topics, "topic", "only jobs of these topics (repeat, or separate with commas)")
 	fs.Var(&ff.queues, "queue", "only jobs in these queues")
 	if topicsAndQueues {
@@ -102,6 +102,8 @@ func addFilterFlags(fs *flag.FlagSet, topicsAndQueues bool) *filterFlags {
 	fs.Var(&ff.keys, "key", "only jobs with one of these keys (repeat, or separate with commas)")
 	fs.Var(&ff.groups, "group", "only the tasks and jobs of these workflows and batches, by ID (repeat, or separate with commas)")
 	fs.Var(ff.metadata, "meta", "only jobs whose metadata has key=value, a string (repeat for several keys)")
+	fs.Var(ff.payload, "payload", "only jobs whose payload has path=value: keys joined by dots (customer.id=42); "+
+		"the value a JSON string, number, true, false or null, or else text (repeat for several paths)")
 	fs.Var(timeValue{&ff.f.CreatedFrom, now}, "created-from", "only jobs enqueued at or after this time (RFC 3339, a date, or -1h for an hour ago)")
 	fs.Var(timeValue{&ff.f.CreatedBefore, now}, "created-before", "only jobs enqueued before this time")
 	fs.Var(timeValue{&ff.f.RunAtFrom, now}, "run-at-from", "only jobs due at or after this time")
@@ -119,6 +121,12 @@ func (ff *filterFlags) filter() sluice.JobFilter {
 	f.GroupIDs = ff.groups
 	if len(ff.metadata) > 0 {
 		f.Metadata = ff.metadata
+	}
+	for path, v := range ff.payload {
+		if f.Payload == nil {
+			f.Payload = map[string]any{}
+		}
+		f.Payload[path] = sluice.PayloadValue(v)
 	}
 	return f
 }

@@ -72,6 +72,9 @@ func TestEnqueueListGet(t *testing.T) {
 			{[]string{"--tag", "a,zzz", "--any-tag"}, []string{mail.ID}},
 			{[]string{"--tag", "a,zzz"}, nil},
 			{[]string{"--meta", "tenant=acme"}, []string{mail.ID}},
+			{[]string{"--payload", "to=a@example.com"}, []string{mail.ID}},
+			{[]string{"--payload", "n=1"}, []string{report.ID}},
+			{[]string{"--payload", `n="1"`}, nil},
 			{[]string{"--unique-key", "mail-a"}, []string{mail.ID}},
 			{[]string{"--status", "pending", "--run-at-from", "30m"}, []string{mail.ID}},
 			{[]string{"--run-at-before", "30m"}, []string{report.ID, plain.ID}},
@@ -186,6 +189,8 @@ func TestBadInput(t *testing.T) {
 		d.run(t, "list", "--limit", "20000").fails(t, 2, "Limit")
 		d.run(t, "list", "--cursor", "garbage").fails(t, 2, "cursor")
 		d.run(t, "list", "--meta", "novalue").fails(t, 2, "key=value")
+		d.run(t, "list", "--payload", "a..b=1").fails(t, 2, `Payload["a..b"]`)
+		d.run(t, "cancel", "--payload", "a b=1").fails(t, 2, `Payload["a b"]`)
 		d.run(t, "list", "--no-such-flag").fails(t, 2, "no-such-flag")
 		d.run(t, "list", "stray").fails(t, 2, "no arguments")
 		// Bad enqueues write nothing.

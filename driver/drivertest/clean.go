@@ -16,6 +16,10 @@ func cleanCases[TTx any]() []testCase[TTx] {
 		{name: "Selects", twin: true, fn: testCleanSelects[TTx]},
 		// Clean deletes at most Limit jobs per call.
 		{name: "Limit", twin: true, fn: testCleanLimit[TTx]},
+		// Topics and Queues narrow what Clean deletes, NotTopics and
+		// NotQueues leave jobs out; text that breaks the text rule
+		// selects nothing, and leaves out nothing.
+		{name: "Narrowed", twin: true, fn: testCleanNarrowed[TTx]},
 		// Cleaners running at once delete every old job exactly once,
 		// without errors.
 		{name: "Concurrent", fn: testCleanConcurrent[TTx]},
@@ -37,6 +41,27 @@ func (h *harness[TTx]) finished(n int, at time.Time) []*driver.JobRow {
 	}
 	h.finalize(items...)
 	return rows
+}
+
+// finishedIn stores n jobs of topic in queue completed at at, and returns
+// their IDs.
+func (h *harness[TTx]) finishedIn(n int, topic, queue string, at time.Time) []string {
+	h.t.Helper()
+	jobs := h.jobs(n, topic)
+	for _, j := range jobs {
+		j.Queue = queue
+	}
+	h.insert(jobs...)
+	p := claimParams(h.base, topic)
+	p.Queue = queue
+	rows := h.claimVia(h.exec(), p)
+	require.Len(h.t, rows, n, "claimed")
+	ids := make([]string, n)
+	for i, r := range rows {
+		h.finalize(ending(r, driver.StatusCompleted, at))
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // cleanVia cleans through ex as mode m says.
@@ -107,4 +132,42 @@ func testCleanConcurrent[TTx any](h *harness[TTx], _ mode) {
 	}
 	require.Equal(h.t, n, total, "jobs deleted in all")
 	h.requireStored(keep)
+}
+
+func testCleanNarrowed[TTx any](h *harness[TTx], m mode) {
+	at, cut := h.at(time.Second), h.at(time.Minute)
+	tag := newID()[:8]
+	a, b := "clean_a_"+tag, "clean_b_"+tag
+	sets := map[string][]string{
+		"a/default": h.finishedIn(2, a, "default", at), "a/other": h.finishedIn(2, a, "other", at),
+		"b/default": h.finishedIn(2, b, "default", at), "b/other": h.finishedIn(2, b, "other", at),
+	}
+	gone := map[string]bool{}
+	clean := func(p driver.JobCleanParams, want int, deletes ...string) {
+		h.t.Helper()
+		p.Status, p.Before, p.Limit = driver.StatusCompleted, cut, 100
+		p.Topics, p.NotTopics = append(p.Topics, "\x00"), append(p.NotTopics, "\xff")
+		if len(p.Topics) == 1 {
+			p.Topics = nil
+		}
+		require.Equal(h.t, want, h.cleanVia(m, &p), "%+v", p)
+		for _, set := range deletes {
+			gone[set] = true
+		}
+		for set, ids := range sets {
+			for _, id := range ids {
+				if gone[set] {
+					h.requireNotFound(id)
+				} else {
+					require.Equal(h.t, driver.StatusCompleted, h.get(id).Status, set)
+				}
+			}
+		}
+	}
+	// Topics [x00] alone breaks the text rule: nothing is selected.
+	require.Equal(h.t, 0, h.cleanVia(m, &driver.JobCleanParams{Status: driver.StatusCompleted, Before: cut, Limit: 100,
+		Topics: []string{"\x00"}}))
+	clean(driver.JobCleanParams{Topics: []string{a}, Queues: []string{"other"}}, 2, "a/other")
+	clean(driver.JobCleanParams{Topics: []string{a, b}, NotQueues: []string{"other"}}, 4, "a/default", "b/default")
+	clean(driver.JobCleanParams{Topics: []string{b}, NotTopics: []string{a}}, 2, "b/other")
 }

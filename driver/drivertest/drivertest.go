@@ -74,6 +74,7 @@ func Exercise[TTx any](t *testing.T, newSetup func(t *testing.T) *Setup[TTx]) {
 		{"Keys", keyCases[TTx]()},
 		{"Groups", groupCases[TTx]()},
 		{"Text", textCases[TTx]()},
+		{"Metrics", metricsCases[TTx]()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

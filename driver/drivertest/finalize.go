@@ -39,6 +39,10 @@ func finalizeCases[TTx any]() []testCase[TTx] {
 		{name: "BatchSameClaimTwice", twin: true, fn: testFinalizeBatchSameClaimTwice[TTx]},
 		// Finalizing in a transaction that rolls back leaves the claim.
 		{name: "Rollback", fn: testFinalizeRollback[TTx]},
+		// Delete deletes a job whose item matched with a final status,
+		// counted out of the kept counts, its inserts kept; a retry or an
+		// item that matches no claim deletes nothing.
+		{name: "Delete", twin: true, fn: testFinalizeDelete[TTx]},
 	}
 }
 
@@ -322,4 +326,36 @@ func testFinalizeRollback[TTx any](h *harness[TTx], _ mode) {
 	})
 	h.requireStored(row)
 	h.finalize(item)
+}
+
+func testFinalizeDelete[TTx any](h *harness[TTx], m mode) {
+	topic := "del_" + newID()[:8]
+	h.insert(h.jobs(5, topic)...)
+	rows := h.claimVia(h.exec(), claimParams(h.base, topic))
+	require.Len(h.t, rows, 5)
+	at := h.at(time.Second)
+	done, failed, retry, fenced, notified := ending(rows[0], driver.StatusCompleted, at),
+		ending(rows[1], driver.StatusFailed, at), retrying(rows[2], h.at(time.Hour), nil),
+		ending(rows[3], driver.StatusCancelled, at), ending(rows[4], driver.StatusCompleted, at)
+	fenced.Attempt++
+	note := h.newJob()
+	notified.Insert = []*driver.JobInsert{note}
+	for _, it := range []*driver.JobFinalize{done, failed, retry, fenced, notified} {
+		it.Delete = true
+	}
+	require.Equal(h.t, []bool{true, true, true, false, true}, finalizeMode(h, m, done, failed, retry, fenced, notified))
+	h.requireNotFound(rows[0].ID)
+	h.requireNotFound(rows[1].ID)
+	h.requireNotFound(rows[4].ID)
+	require.Equal(h.t, driver.StatusPending, h.get(rows[2].ID).Status, "a retry is not deleted")
+	require.Equal(h.t, driver.StatusProcessing, h.get(rows[3].ID).Status, "an item of another claim deletes nothing")
+	require.Equal(h.t, driver.StatusPending, h.get(note.ID).Status, "the outcome's insert is kept")
+	st := h.statsVia(h.exec(), &driver.JobStatsParams{Filter: driver.JobFilter{Topics: []string{topic}}, Since: h.base})
+	counts := map[driver.JobStatus]int{}
+	for _, c := range st.Counts {
+		counts[c.Status] += c.Count
+	}
+	require.Equal(h.t, 1, counts[driver.StatusPending], "kept counts")
+	require.Equal(h.t, 1, counts[driver.StatusProcessing], "kept counts")
+	require.Zero(h.t, counts[driver.StatusCompleted]+counts[driver.StatusFailed], "kept counts")
 }

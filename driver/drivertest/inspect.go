@@ -18,6 +18,11 @@ func listCases[TTx any]() []testCase[TTx] {
 		// Offset pages and cursor (AfterID) pages cover the selection
 		// exactly once, in order; a cursor need not name an existing job.
 		{name: "Paging", twin: true, fn: testListPaging[TTx]},
+		// Payload conditions select by a JSON scalar at a path: strings
+		// equal, numbers of equal value, true, false and null alike, never
+		// a value of another type; text that breaks the text rule selects
+		// nothing; stats and actions select the same jobs.
+		{name: "Payload", twin: true, fn: testListPayload[TTx]},
 	}
 }
 
@@ -34,6 +39,10 @@ func statsCases[TTx any]() []testCase[TTx] {
 		// counted per bucket of FinalizedAt aligned on the epoch, oldest
 		// first, empty buckets absent; without one, Series is nil.
 		{name: "Series", twin: true, fn: testStatsSeries[TTx]},
+		// With DueAt, the earliest RunAt of the selected pending jobs due
+		// then, per queue, over every priority; waiting jobs and jobs due
+		// later are not due. Without it, OldestDue is nil.
+		{name: "OldestDue", twin: true, fn: testStatsOldestDue[TTx]},
 		// Counts a driver keeps agree with counting the table after every
 		// kind of write, in the writing transaction, and after a rollback.
 		{name: "Kept", twin: true, fn: testStatsKept[TTx]},

@@ -157,11 +157,11 @@ func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int,
 	if !driver.Matchable(string(p.Status)) {
 		return 0, nil // no such status
 	}
+	q := filtersql.Clean(dialect, p)
 	tag, err := e.db.Exec(ctx, `DELETE FROM `+e.d.Table()+` WHERE id IN (
-	SELECT id FROM `+e.d.Table()+`
-	WHERE status = $1 AND finalized_at < $2
-	LIMIT $3
-	FOR UPDATE SKIP LOCKED)`, string(p.Status), p.Before, p.Limit)
+	SELECT id FROM `+e.d.Table()+" "+q.Where()+`
+	LIMIT `+q.Arg(p.Limit)+`
+	FOR UPDATE SKIP LOCKED)`, q.Args...)
 	if err != nil {
 		return 0, wrapErr(ctx, op, err)
 	}

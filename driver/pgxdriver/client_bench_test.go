@@ -185,3 +185,23 @@ func BenchmarkClientWorkBacklog100kWaiting(b *testing.B) {
 		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{})
 	}
 }
+
+// BenchmarkClientWorkBacklogPayload200 and BenchmarkClientWorkBacklogEncrypted work 50k jobs of 200-byte
+// payloads, enqueued through the client, with tunedWorkers workers (the
+// burn_down settings), in clear and encrypted with AES-256-GCM: the
+// ratio of the two is what encryption costs.
+func BenchmarkClientWorkBacklogPayload200(b *testing.B) { burnDownSealed(b, false) }
+
+// BenchmarkClientWorkBacklogEncrypted is BenchmarkClientWorkBacklogPayload200 with the payloads
+// encrypted.
+func BenchmarkClientWorkBacklogEncrypted(b *testing.B) { burnDownSealed(b, true) }
+
+func burnDownSealed(b *testing.B, sealed bool) {
+	n := clientbench.Size(50_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, _ := benchDriver(b)
+		b.StartTimer()
+		clientbench.BurnDownSealed(b, d, n, tunedWorkers, sealed)
+	}
+}

@@ -69,7 +69,16 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	if len(stmts) == 0 {
 		return matched, nil
 	}
-	queues, err := e.finalizeStmts(ctx, p, stmts, matched)
+	var after []batchStmt
+	if del := deleteArgs(p.Jobs); del != nil {
+		// Retention of none: deleted after the statements above, in
+		// their transaction (see driver.JobFinalize.Delete), and after
+		// the groups they finish settled, which read their jobs.
+		after = append(after, batchStmt{`DELETE FROM ` + e.d.Table() + ` AS j
+USING unnest($1::uuid[], $2::text[], $3::int[]) AS d(id, status, attempt)
+WHERE j.id = d.id AND j.status = d.status AND j.attempt = d.attempt`, del, drain})
+	}
+	queues, err := e.finalizeStmts(ctx, p, stmts, after, matched)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -80,12 +89,12 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	return matched, nil
 }
 
-// finalizeStmts runs the statements of a finalize: in one round trip
-// when no item ends a job of a group, else in a transaction that then
-// settles the groups of the items that matched with a final status (see
-// driver.JobFinalize.GroupID), and returns the queues of the callbacks it
-// inserted.
-func (e *executor) finalizeStmts(ctx context.Context, p *driver.JobFinalizeParams, stmts []batchStmt, matched []bool) ([]string, error) {
+// finalizeStmts runs the statements of a finalize, then after: in one
+// round trip when no item ends a job of a group, else in a transaction
+// that settles the groups of the items that matched with a final status
+// (see driver.JobFinalize.GroupID) between the two, and returns the
+// queues of the callbacks it inserted.
+func (e *executor) finalizeStmts(ctx context.Context, p *driver.JobFinalizeParams, stmts, after []batchStmt, matched []bool) ([]string, error) {
 	var now time.Time
 	grouped := false
 	for _, it := range p.Jobs {
@@ -95,7 +104,7 @@ func (e *executor) finalizeStmts(ctx context.Context, p *driver.JobFinalizeParam
 		}
 	}
 	if !grouped {
-		return nil, e.queryBatch(ctx, lazy, stmts...)
+		return nil, e.queryBatch(ctx, lazy, append(stmts, after...)...)
 	}
 	var queues []string
 	err := e.atomic(ctx, func(db dbtx) error {
@@ -114,12 +123,13 @@ func (e *executor) finalizeStmts(ctx context.Context, p *driver.JobFinalizeParam
 				ids = append(ids, id)
 			}
 		}
-		if len(ids) == 0 {
-			return nil
+		if len(ids) > 0 {
+			var err error
+			if _, queues, err = e.settle(ctx, db, ids, now); err != nil {
+				return err
+			}
 		}
-		var err error
-		_, queues, err = e.settle(ctx, db, ids, now)
-		return err
+		return in.queryEach(ctx, after...)
 	})
 	return queues, err
 }
@@ -130,6 +140,28 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// deleteArgs returns the arrays of IDs, statuses and attempts of the
+// items to delete once finalized, or nil when there are none.
+func deleteArgs(items []*driver.JobFinalize) []any {
+	var (
+		ids      []pgtype.UUID
+		statuses []string
+		attempts []int32
+	)
+	for _, it := range items {
+		if !it.Delete || !it.Status.Finished() {
+			continue
+		}
+		if id, ok := parseUUID(it.ID); ok {
+			ids, statuses, attempts = append(ids, id), append(statuses, string(it.Status)), append(attempts, int32(it.Attempt))
+		}
+	}
+	if ids == nil {
+		return nil
+	}
+	return []any{ids, statuses, attempts}
 }
 
 // insertArrays are the parallel arrays of the jobs finalizeInsertSQL

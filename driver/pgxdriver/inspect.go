@@ -35,6 +35,11 @@ var dialect = &filtersql.Dialect{
 	Meta: func(keyPh, valPh string) string {
 		return "metadata -> " + keyPh + "::text = to_jsonb(" + valPh + "::text)"
 	},
+	// jsonb's equality: strings alike, numbers of equal value, the same
+	// true, false or null; a missing path is NULL, which equals nothing.
+	Payload: func(arg func(any) string, m driver.PayloadMatch) string {
+		return "payload #> " + arg(m.Path) + "::text[] = " + arg(string(m.Value)) + "::jsonb"
+	},
 }
 
 // JobList reads one page of jobs and their total in one transaction, so
@@ -125,10 +130,12 @@ FROM (SELECT status, (extract(epoch FROM finalized_at - attempted_at) * 1000000)
 	FROM `+e.d.Table()+" "+win.Where()+") AS w", win.Args...).Scan(&st.Completed, &st.Failed, &avg, &p95)
 		st.AvgDuration = time.Duration(math.Round(avg * 1000))
 		st.P95Duration = time.Duration(p95) * time.Microsecond
-		if err != nil || p.Bucket <= 0 {
-			return err
+		if err == nil && p.Bucket > 0 {
+			st.Series, err = e.series(ctx, db, win, p.Bucket)
 		}
-		st.Series, err = e.series(ctx, db, win, p.Bucket)
+		if err == nil && !p.DueAt.IsZero() {
+			st.OldestDue, err = e.oldestDue(ctx, db, &p.Filter, p.DueAt)
+		}
 		return err
 	})
 	if err != nil {
@@ -155,6 +162,41 @@ func (e *executor) series(ctx context.Context, db dbtx, win *filtersql.Query, bu
 		return nil
 	})
 	return series, err
+}
+
+// oldestDue reads, per queue, the earliest RunAt of the pending jobs
+// filter selects that are due at dueAt (see driver.JobStats.OldestDue).
+// A loose scan of the claim index finds each queue and priority pending
+// jobs have, one probe each; the first selected job of each, in RunAt
+// order, is another probe. A waiting job's RunAt is past any dueAt.
+func (e *executor) oldestDue(ctx context.Context, db dbtx, filter *driver.JobFilter, dueAt time.Time) (map[string]time.Time, error) {
+	first := filtersql.New(dialect, filter)
+	first.Cond("status = 'pending' AND queue = pr.queue AND priority = pr.priority")
+	due := first.Arg(dueAt)
+	t := e.d.Table()
+	rows, err := db.Query(ctx, `WITH RECURSIVE pr AS (
+	(SELECT queue, priority FROM `+t+` WHERE status = 'pending' ORDER BY queue, priority LIMIT 1)
+	UNION ALL
+	SELECT n.queue, n.priority FROM pr, LATERAL (SELECT queue, priority FROM `+t+`
+		WHERE status = 'pending' AND (queue, priority) > (pr.queue, pr.priority)
+		ORDER BY queue, priority LIMIT 1) AS n
+)
+SELECT pr.queue, min(o.run_at) FROM pr,
+	LATERAL (SELECT run_at FROM `+t+" "+first.Where()+` ORDER BY run_at LIMIT 1) AS o
+GROUP BY pr.queue HAVING min(o.run_at) <= `+due+`::timestamptz`, first.Args...)
+	if err != nil {
+		return nil, err
+	}
+	oldest := map[string]time.Time{}
+	var (
+		queue string
+		at    time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&queue, &at}, func() error {
+		oldest[queue] = at.UTC()
+		return nil
+	})
+	return oldest, err
 }
 
 // seriesSQL returns the statement of series and its arguments: buckets

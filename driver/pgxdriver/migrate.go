@@ -45,9 +45,9 @@ func loadMigrations() ([]migration.Migration, error) {
 
 // migrationReplacer fills in a migration's placeholders: {t} is the
 // qualified, quoted table, {t_clients}, {t_counts}, {t_count_log},
-// {t_schedules}, {t_acts}, {t_queues}, {t_limits} and {t_groups} the
-// qualified, quoted tables of client records, counts, schedules, actions,
-// queue states, limits and groups, {t_suffix} the quoted name
+// {t_schedules}, {t_acts}, {t_queues}, {t_limits}, {t_groups} and
+// {t_metrics} the qualified, quoted tables of client records, counts,
+// schedules, actions, queue states, limits, groups and metrics, {t_suffix} the quoted name
 // <table>_suffix of one of its indexes (which Postgres puts in the table's
 // schema), as CREATE INDEX takes it, and {q_suffix} the same
 // name qualified, as DROP INDEX takes it. For the counting triggers,
@@ -56,9 +56,11 @@ func loadMigrations() ([]migration.Migration, error) {
 func (d *Driver) migrationReplacer() *strings.Replacer {
 	pairs := []string{"{t}", d.ident(d.table), "{t_clients}", d.clientsTable(),
 		"{t_counts}", d.countsTable(), "{t_count_log}", d.countLogTable(), "{t_schedules}", d.schedulesTable(),
-		"{t_acts}", d.actsTable(), "{t_queues}", d.queuesTable(), "{t_limits}", d.limitsTable(), "{t_groups}", d.groupsTable()}
+		"{t_acts}", d.actsTable(), "{t_queues}", d.queuesTable(), "{t_limits}", d.limitsTable(), "{t_groups}", d.groupsTable(),
+		"{t_metrics}", d.metricsTable()}
 	for _, suffix := range []string{"claim_idx", "lease_idx", "unique_key_idx", "status_idx", "finalized_idx", "failed_idx",
-		"tags_idx", "sched_due_idx", "acts_idx", "waiting_idx", "key_idx", "key_run_idx", "seq_idx", "group_idx", "groups_at_idx", "unsettled_idx"} {
+		"tags_idx", "sched_due_idx", "acts_idx", "waiting_idx", "key_idx", "key_run_idx", "seq_idx", "group_idx", "groups_at_idx",
+		"unsettled_idx", "metrics_minute_idx"} {
 		name := d.table + "_" + suffix
 		pairs = append(pairs, "{t_"+suffix+"}", pgx.Identifier{name}.Sanitize(), "{q_"+suffix+"}", d.ident(name))
 	}

@@ -155,9 +155,9 @@ func (e *executor) JobClean(ctx context.Context, p *driver.JobCleanParams) (int,
 	}
 	var n int64
 	err := e.write(ctx, "clean", func(r runner) error {
+		q := filtersql.Clean(e.d.dialect, p)
 		res, err := r.exec(ctx, `DELETE FROM `+e.d.sqlTable()+` WHERE rowid IN (
-	SELECT rowid FROM `+e.d.sqlTable()+` WHERE status = ? AND finalized_at < ? LIMIT +?)`,
-			string(p.Status), micros(p.Before), p.Limit)
+	SELECT rowid FROM `+e.d.sqlTable()+" "+q.Where()+` LIMIT +`+q.Arg(p.Limit)+`)`, q.Args...)
 		if err != nil {
 			return err
 		}

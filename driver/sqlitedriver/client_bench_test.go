@@ -156,3 +156,23 @@ func BenchmarkWorkBacklogWaiting(b *testing.B) {
 		clientbench.BurnDownWith(b, d, n, clientbench.BurnDownOptions{})
 	}
 }
+
+// BenchmarkWorkBacklogPayload200 and BenchmarkWorkBacklogEncrypted work 50k jobs of 200-byte
+// payloads, enqueued through the client, with 500 workers (the
+// burn_down settings), in clear and encrypted with AES-256-GCM: the
+// ratio of the two is what encryption costs.
+func BenchmarkWorkBacklogPayload200(b *testing.B) { burnDownSealed(b, false) }
+
+// BenchmarkWorkBacklogEncrypted is BenchmarkWorkBacklogPayload200 with the payloads
+// encrypted.
+func BenchmarkWorkBacklogEncrypted(b *testing.B) { burnDownSealed(b, true) }
+
+func burnDownSealed(b *testing.B, sealed bool) {
+	n := clientbench.Size(50_000)
+	for b.Loop() {
+		b.StopTimer()
+		d, _ := benchDriver(b)
+		b.StartTimer()
+		clientbench.BurnDownSealed(b, d, n, 500, sealed)
+	}
+}

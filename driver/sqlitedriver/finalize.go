@@ -55,8 +55,12 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 			return err
 		}
 		callbacks, err := e.settleFinalized(ctx, r, p.Jobs, matched)
+		if err != nil {
+			return err
+		}
 		inserted = append(inserted, callbacks...)
-		return err
+		// After the settle, which reads the groups' jobs.
+		return e.deleteFinalized(ctx, r, p.Jobs)
 	})
 	if err != nil {
 		return nil, err
@@ -88,6 +92,22 @@ func (e *executor) finalizeRest(ctx context.Context, r runner, p *driver.JobFina
 	}
 	if len(ids) > 0 {
 		return counts.addIDs(ctx, r, driver.StatusProcessing, ids)
+	}
+	return nil
+}
+
+// deleteFinalized deletes the jobs of the items whose retention is none,
+// once their outcomes are recorded (see driver.JobFinalize.Delete). The
+// delete trigger of the counts counts them out.
+func (e *executor) deleteFinalized(ctx context.Context, r runner, items []*driver.JobFinalize) error {
+	for _, it := range items {
+		if !it.Delete || !it.Status.Finished() {
+			continue
+		}
+		if _, err := r.exec(ctx, `DELETE FROM `+e.d.sqlTable()+` WHERE id = ? AND status = ? AND attempt = ?`,
+			it.ID, string(it.Status), it.Attempt); err != nil {
+			return err
+		}
 	}
 	return nil
 }

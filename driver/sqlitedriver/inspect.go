@@ -1,6 +1,7 @@
 package sqlitedriver
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -41,7 +42,46 @@ func newDialect(table string) *filtersql.Dialect {
 		Meta: func(keyPh, valPh string) string {
 			return "(json_type(metadata, " + keyPh + ") = 'text' AND json_extract(metadata, " + keyPh + ") = " + valPh + ")"
 		},
+		Payload: payloadCond,
 	}
+}
+
+// payloadCond returns the condition that the payload holds m's value at
+// m's path: its JSON type first (json_extract gives true as 1, and a
+// string "1" as the text 1), then for a string or a number its value,
+// numbers compared as numbers.
+func payloadCond(arg func(any) string, m driver.PayloadMatch) string {
+	path := "$"
+	for _, k := range m.Path {
+		b, _ := json.Marshal(k) // a quoted label: dots and brackets stay part of the key
+		path += "." + string(b)
+	}
+	ph := arg(path)
+	dec := json.NewDecoder(bytes.NewReader(m.Value))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "FALSE" // the client sends scalars only
+	}
+	typ := "json_type(payload, " + ph + ")"
+	extract := "json_extract(payload, " + ph + ")"
+	switch v := v.(type) {
+	case string:
+		return "(" + typ + " = 'text' AND " + extract + " = " + arg(v) + ")"
+	case json.Number:
+		var n any = v.String()
+		if i, err := v.Int64(); err == nil {
+			n = i
+		} else if f, err := v.Float64(); err == nil {
+			n = f
+		}
+		return "(" + typ + " IN ('integer', 'real') AND " + extract + " = " + arg(n) + ")"
+	case bool:
+		return typ + " = '" + strconv.FormatBool(v) + "'"
+	case nil:
+		return typ + " = 'null'"
+	}
+	return "FALSE"
 }
 
 // matchableJSON returns, as a JSON array for json_each, the texts of a
@@ -110,9 +150,14 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 	done.AddTime("finalized_at >= ", p.Since)
 	st := &driver.JobStats{}
 	err := e.read(ctx, "stats", func(r runner) error {
+		var err error
 		if p.Bucket > 0 {
-			var err error
 			if st.Series, err = r.series(ctx, e.d.sqlTable(), win, p.Bucket); err != nil {
+				return err
+			}
+		}
+		if !p.DueAt.IsZero() {
+			if st.OldestDue, err = r.oldestDue(ctx, &p.Filter, p.DueAt); err != nil {
 				return err
 			}
 		}
@@ -128,7 +173,7 @@ func (e *executor) JobStats(ctx context.Context, p *driver.JobStatsParams) (*dri
 		}
 		var avg float64
 		var timed int
-		err := r.queryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'),
+		err = r.queryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'),
 	count(*) FILTER (WHERE status = 'failed'),
 	count(*) FILTER (WHERE status = 'completed' AND attempted_at IS NOT NULL),
 	coalesce(avg(finalized_at - attempted_at) FILTER (WHERE status = 'completed'), 0)
@@ -172,6 +217,44 @@ func (r runner) series(ctx context.Context, table string, win *filtersql.Query, 
 		series = append(series, b)
 	}
 	return series, rows.Close()
+}
+
+// oldestDue reads, per queue, the earliest RunAt of the pending jobs
+// filter selects that are due at dueAt (see driver.JobStats.OldestDue):
+// it walks the claim index from one queue and priority that pending jobs
+// have to the next, one probe each, and takes the first selected job of
+// each in RunAt order, another probe. A waiting job's RunAt is past any
+// dueAt.
+func (r runner) oldestDue(ctx context.Context, filter *driver.JobFilter, dueAt time.Time) (map[string]time.Time, error) {
+	t := r.d.sqlTable()
+	first := filtersql.New(r.d.dialect, filter)
+	first.Cond("status = 'pending'")
+	queuePh, priorityPh := first.Arg(""), first.Arg(0)
+	first.Cond("queue = " + queuePh + " AND priority = " + priorityPh)
+	firstSQL := "SELECT run_at FROM " + t + " " + first.Where() + " ORDER BY run_at LIMIT 1"
+	nextSQL := "SELECT queue, priority FROM " + t +
+		" WHERE status = 'pending' AND (queue, priority) > (?, ?) ORDER BY queue, priority LIMIT 1"
+	oldest := map[string]time.Time{}
+	queue, priority := "", math.MinInt64
+	for {
+		err := r.queryRow(ctx, nextSQL, []any{queue, priority}, &queue, &priority)
+		if errors.Is(err, errNoRow) {
+			return oldest, nil
+		} else if err != nil {
+			return nil, err
+		}
+		// The placeholders of the queue and priority are the last two
+		// of the filter's.
+		args := append(first.Args[:len(first.Args)-2:len(first.Args)-2], queue, priority)
+		var at int64
+		switch err := r.queryRow(ctx, firstSQL, args, &at); {
+		case errors.Is(err, errNoRow):
+		case err != nil:
+			return nil, err
+		case at <= micros(dueAt) && (oldest[queue].IsZero() || at < micros(oldest[queue])):
+			oldest[queue] = time.UnixMicro(at).UTC()
+		}
+	}
 }
 
 // seriesSQL returns the statement of series and its arguments: buckets

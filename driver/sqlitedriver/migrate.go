@@ -103,7 +103,8 @@ var indexSuffixes = []string{"claim_idx", "lease_idx", "unique_key_idx", "status
 	"finalized_idx", "failed_idx", "clients", "counts", "count_ins", "count_del", "count_upd",
 	"tags", "tags_ins", "tags_del", "tags_upd",
 	"schedules", "sched_due_idx", "acts", "acts_idx", "queues", "waiting_idx",
-	"key_idx", "key_run_idx", "seq_idx", "limits", "group_idx", "groups", "groups_at_idx", "unsettled_idx"}
+	"key_idx", "key_run_idx", "seq_idx", "limits", "group_idx", "groups", "groups_at_idx", "unsettled_idx",
+	"metrics", "metrics_minute_idx"}
 
 // migrationReplacer fills in a migration's placeholders for the jobs table
 // named table: {t} is the quoted table, {t_suffix} the quoted name

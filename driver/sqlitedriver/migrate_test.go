@@ -73,8 +73,8 @@ func TestCustomTable(t *testing.T) {
 		tables = append(tables, name)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []string{"_jobs", "_jobs_acts", "_jobs_clients", "_jobs_counts", "_jobs_groups", "_jobs_limits", "_jobs_migrations",
-		"_jobs_queues", "_jobs_schedules", "_jobs_tags"}, tables)
+	require.Equal(t, []string{"_jobs", "_jobs_acts", "_jobs_clients", "_jobs_counts", "_jobs_groups", "_jobs_limits", "_jobs_metrics",
+		"_jobs_migrations", "_jobs_queues", "_jobs_schedules", "_jobs_tags"}, tables)
 
 	// A second table beside it is independent.
 	other := sqlitedriver.New(db)
@@ -100,6 +100,7 @@ FROM sqlite_schema WHERE type IN ('table', 'index', 'trigger') AND name NOT LIKE
 				"index %[1]s_failed_idx, index %[1]s_finalized_idx, index %[1]s_group_idx, table %[1]s_groups, "+
 				"index %[1]s_groups_at_idx, index %[1]s_key_idx, index %[1]s_key_run_idx, "+
 				"index %[1]s_lease_idx, table %[1]s_limits, "+
+				"table %[1]s_metrics, index %[1]s_metrics_minute_idx, "+
 				"table %[1]s_migrations, table %[1]s_queues, index %[1]s_sched_due_idx, table %[1]s_schedules, "+
 				"index %[1]s_seq_idx, table %[1]s_tags, "+
 				"trigger %[1]s_tags_del, trigger %[1]s_tags_ins, trigger %[1]s_tags_upd, index %[1]s_unique_key_idx, "+

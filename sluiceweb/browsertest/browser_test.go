@@ -1,7 +1,10 @@
 package browsertest
 
 import (
+	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/sluiceweb/browsertest/chrome"
 )
@@ -34,3 +37,14 @@ func (p *page) screenshot(dir, name string) {
 // text returns the JavaScript expression of the trimmed text of the first
 // element the CSS selector finds, or "".
 func text(selector string) string { return chrome.Text(selector) }
+
+// shots returns where the test named name saves its screenshots: the
+// docs' images on its SQLite run, nowhere (empty) on the others.
+func shots(t *testing.T, name string) string {
+	t.Helper()
+	if t.Name() != name+"/SQLite" {
+		return ""
+	}
+	require.NoError(t, os.MkdirAll(screenshots, 0o755))
+	return screenshots
+}

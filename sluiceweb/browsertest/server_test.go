@@ -64,6 +64,10 @@ type fixture struct {
 	done chan struct{}
 	// release, once closed, completes the sync jobs.
 	release chan struct{}
+	// configure, when not nil, changes the client's Config, and web the
+	// handler's Options.
+	configure func(*sluice.Config)
+	web       func(*sluiceweb.Options)
 }
 
 func (fx *fixture) workers() *sluice.Workers {
@@ -136,21 +140,31 @@ type enqueuer interface {
 type server struct {
 	url    string // the dashboard, mounted under /sluice/
 	client enqueuer
+	// exec is the driver's executor, for what no client call writes.
+	exec driver.Executor
 }
 
 // serve starts a client on d and a server of its dashboard, mounted under a
 // prefix, and stops both at the test's end.
 func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 	t.Helper()
-	client, err := sluice.NewClient(d, &sluice.Config{
+	cfg := &sluice.Config{
 		Workers:          fx.workers(),
 		Queues:           map[string]sluice.QueueConfig{sluice.QueueDefault: {MaxWorkers: sluice.DefaultMaxWorkers}, "sync": {MaxWorkers: 5}},
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ProgressInterval: 100 * time.Millisecond,
-	})
+	}
+	if fx.configure != nil {
+		fx.configure(cfg)
+	}
+	client, err := sluice.NewClient(d, cfg)
 	require.NoError(t, err)
 	require.NoError(t, client.Start(t.Context()))
-	h, err := sluiceweb.New(client, &sluiceweb.Options{Authorize: sluiceweb.AllowAll})
+	opts := &sluiceweb.Options{Authorize: sluiceweb.AllowAll}
+	if fx.web != nil {
+		fx.web(opts)
+	}
+	h, err := sluiceweb.New(client, opts)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/sluice/", http.StripPrefix("/sluice", h))
@@ -163,7 +177,7 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 		defer cancel()
 		require.NoError(t, client.Stop(ctx))
 	})
-	return &server{url: srv.URL + "/sluice/", client: client}
+	return &server{url: srv.URL + "/sluice/", client: client, exec: d.Executor()}
 }
 
 // newFixture returns a fixture whose long job waits to advance.
@@ -185,13 +199,25 @@ func serveSQLite(t *testing.T, fx *fixture) *server {
 // one after the other: a browser each at once would be slow on a small
 // machine.
 func onBothDrivers(t *testing.T, fn func(t *testing.T, s *server, fx *fixture)) {
+	onBothDriversWith(t, nil, fn)
+}
+
+// onBothDriversWith is onBothDrivers with each fixture set up by setup
+// (its configure and web) before its server starts.
+func onBothDriversWith(t *testing.T, setup func(*fixture), fn func(t *testing.T, s *server, fx *fixture)) {
 	t.Run("SQLite", func(t *testing.T) {
 		fx := newFixture()
+		if setup != nil {
+			setup(fx)
+		}
 		fn(t, serveSQLite(t, fx), fx)
 	})
 	t.Run("Postgres", func(t *testing.T) {
 		pool, schema := dbtest.Pool(t)
 		fx := newFixture()
+		if setup != nil {
+			setup(fx)
+		}
 		fn(t, serve(t, pgxdriver.New(pool, pgxdriver.WithSchema(schema)), fx), fx)
 	})
 }

@@ -34,6 +34,10 @@ type Dialect struct {
 	// the JSON string bound to valPh.
 	MetaKey func(key string) any
 	Meta    func(keyPh, valPh string) string
+	// Payload returns the condition that the payload holds m's value at
+	// m's path, binding its arguments with arg (which returns each one's
+	// placeholder).
+	Payload func(arg func(any) string, m driver.PayloadMatch) string
 }
 
 // Query is a WHERE clause being built, with its arguments.
@@ -85,6 +89,9 @@ func New(d *Dialect, f *driver.JobFilter) *Query {
 	for _, k := range keys {
 		keyPh := q.Arg(q.d.MetaKey(k))
 		q.conds = append(q.conds, q.d.Meta(keyPh, q.Arg(f.Metadata[k])))
+	}
+	for _, m := range f.Payload {
+		q.conds = append(q.conds, q.d.Payload(q.Arg, m))
 	}
 	return q
 }
@@ -207,6 +214,20 @@ func (q *Query) uuidIn(col string, ids []string) {
 	}
 }
 
+// NotIn adds the condition that column col is none of vals; nothing when
+// none of vals follows the text rule (no stored text equals the others,
+// which never reach the statement).
+func (q *Query) NotIn(col string, vals []string) {
+	kept, _ := driver.MatchableAmong(vals)
+	if len(kept) == 0 {
+		return
+	}
+	ph := q.d.Mark + strconv.Itoa(len(q.Args)+1)
+	cond, arg := q.d.In(col, ph, kept)
+	q.Args = append(q.Args, arg)
+	q.conds = append(q.conds, "NOT ("+cond+")")
+}
+
 func (q *Query) timeRange(col string, from, before time.Time) {
 	if !from.IsZero() {
 		q.AddTime(col+" >= ", from)
@@ -275,7 +296,7 @@ func (q *Query) CountsBy(table string) (string, []any) {
 // else.
 func Counted(f *driver.JobFilter) bool {
 	return f.UniqueKey == "" && len(f.Keys) == 0 && len(f.GroupIDs) == 0 && len(f.IDs) == 0 && f.CreatedFrom.IsZero() && f.CreatedBefore.IsZero() &&
-		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0
+		f.RunAtFrom.IsZero() && f.RunAtBefore.IsZero() && len(f.Tags) == 0 && len(f.Metadata) == 0 && len(f.Payload) == 0
 }
 
 // Tally returns a statement, and its arguments, that reads from tables
@@ -306,4 +327,22 @@ func statuses(ss []driver.JobStatus) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// Clean returns the selection of the jobs p deletes (see
+// driver.Executor.JobClean): of its status, finalized before p.Before,
+// in its topics and queues and not in the others. The status and the
+// time come first, as the index they walk has them.
+func Clean(d *Dialect, p *driver.JobCleanParams) *Query {
+	q, f := matchable(d, &driver.JobFilter{Topics: p.Topics, Queues: p.Queues})
+	if f == nil {
+		return q
+	}
+	q.Add("status = ", string(p.Status))
+	q.AddTime("finalized_at < ", p.Before)
+	q.In("topic", f.Topics)
+	q.In("queue", f.Queues)
+	q.NotIn("topic", p.NotTopics)
+	q.NotIn("queue", p.NotQueues)
+	return q
 }

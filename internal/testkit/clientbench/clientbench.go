@@ -164,6 +164,13 @@ func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOpti
 			}
 		}()
 	}
+	return float64(n) / workAll(b, c, finished).Seconds()
+}
+
+// workAll starts c, waits for finished to close, stops c and returns how
+// long the work took from the start.
+func workAll[TTx any](b *testing.B, c *sluice.Client[TTx], finished <-chan struct{}) time.Duration {
+	b.Helper()
 	start := time.Now()
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)
@@ -173,7 +180,7 @@ func burnDown[TTx any](b *testing.B, d driver.Driver[TTx], n int, o BurnDownOpti
 	if err := c.Stop(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	return float64(n) / elapsed.Seconds()
+	return elapsed
 }
 
 // Enqueue enqueues one job per call, b.N times, from one goroutine or,

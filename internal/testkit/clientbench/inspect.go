@@ -28,7 +28,8 @@ func InspectRows() int {
 const InspectSpacing = 600 * time.Millisecond
 
 // Inspect runs the List and Stats benchmarks on a client over d, whose table
-// the caller filled as InspectMix says, and reports ms/op.
+// the caller filled as InspectMix says, and reports ms/op; then it fills
+// the metrics store and runs the metrics page's queries over it.
 func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 	b.Helper()
 	c, err := sluice.NewClient(d, &sluice.Config{Logger: discard, SkipMigrations: true})
@@ -68,6 +69,7 @@ func Inspect[TTx any](b *testing.B, d driver.Driver[TTx]) {
 		})
 	})
 	inspectHTTP(b, c)
+	metricsQueries(b, d, c)
 	b.Run("Changes/Count", func(b *testing.B) { changesTick(b, d, true) })
 	b.Run("Changes/Read", func(b *testing.B) { changesTick(b, d, false) })
 }

@@ -9,10 +9,12 @@ import { Jobs, lastList } from "./pages/jobs.js";
 import { Job } from "./pages/job.js";
 import { Queues, Clients } from "./pages/fleet.js";
 import { Schedules } from "./pages/schedules.js";
+import { Metrics } from "./pages/metrics.js";
 
 const PAGES = [
   { path: "", label: "Overview", key: "o" },
   { path: "jobs", label: "Jobs", key: "j" },
+  { path: "metrics", label: "Metrics", key: "m" },
   { path: "queues", label: "Queues", key: "q" },
   { path: "clients", label: "Clients", key: "c" },
   { path: "schedules", label: "Schedules", key: "s" },
@@ -20,7 +22,7 @@ const PAGES = [
 
 const SHORTCUTS = [
   ["/", "Search jobs by ID or unique key"],
-  ["g then o, j, q, c, s", "Go to Overview, Jobs, Queues, Clients, Schedules"],
+  ["g then o, j, m, q, c, s", "Go to Overview, Jobs, Metrics, Queues, Clients, Schedules"],
   ["↑ ↓ or k j", "Move between jobs in the list"],
   ["Enter", "Open the job"],
   ["Space or x", "Select the job"],
@@ -93,6 +95,7 @@ function Page({ route }) {
   if (a === "queues") return html`<${Queues} />`;
   if (a === "clients") return html`<${Clients} />`;
   if (a === "schedules") return html`<${Schedules} />`;
+  if (a === "metrics") return html`<${Metrics} route=${route} />`;
   return html`<div class="notice">No such page. <a href="#/">Go to the overview</a>.</div>`;
 }
 

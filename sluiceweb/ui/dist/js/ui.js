@@ -63,6 +63,7 @@ const ICONS = {
   moon: "M21 12.79A9 9 0 1 1 11.21 3 7 7 0 0 0 21 12.79Z",
   auto: "M12 22a10 10 0 1 1 0-20v20Z",
   logo: "M3 9c3 0 3 3 6 3s3-3 6-3 3 3 6 3M3 16c3 0 3 3 6 3s3-3 6-3 3 3 6 3",
+  lock: "M5 11h14v10H5zM8 11V7a4 4 0 0 1 8 0v4",
 };
 
 export function Icon({ name, size = 16 }) {

@@ -65,7 +65,7 @@ export function Job({ id }) {
       ${job.progress && html`<${Progress} job=${job} />`}
       <div class="grid-detail">
         <div class="stack">
-          <${Panel} title="Payload"><pre class="code">${jsonView(job.payload)}</pre><//>
+          <${Payload} payload=${job.payload} />
           ${job.result && html`<${Panel} title="Result"><pre class="code">${jsonView(job.result)}</pre><//>`}
           <${Attempts} job=${job} />
           <${Logs} job=${job} />
@@ -203,4 +203,23 @@ function Facts({ job }) {
     <${Panel} title="Details"><dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl><//>
     ${job.metadata && html`<${Panel} title="Metadata"><pre class="code">${jsonView(job.metadata)}</pre><//>`}
   </div>`;
+}
+
+// sealedKey returns the ID of the key that encrypted a payload stored
+// sealed ({"sluice_sealed": "v1", "key": ..., "data": ...}), or "".
+export function sealedKey(payload) {
+  const p = payload;
+  return p && typeof p === "object" && !Array.isArray(p) && p.sluice_sealed === "v1" && typeof p.key === "string" &&
+    Object.keys(p).length === 3 ? p.key : "";
+}
+
+// Payload shows a job's payload, or that it is encrypted and with which
+// key: the dashboard never has the key, and shows no ciphertext.
+function Payload({ payload }) {
+  const key = sealedKey(payload);
+  if (!key) return html`<${Panel} title="Payload"><pre class="code">${jsonView(payload)}</pre><//>`;
+  return html`<${Panel} title="Payload">
+    <p class="sealed" data-sealed=${key}><${Icon} name="lock" /><span>Encrypted with key <code>${key}</code>. Only the
+      workers that hold the key, and callers who send it, read it; the dashboard never does.</span></p>
+  <//>`;
 }

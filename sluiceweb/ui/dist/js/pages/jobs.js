@@ -7,6 +7,7 @@ import { href, go } from "../router.js";
 import { num, UUID, isZero, shortId, toLocalInput, fromLocalInput } from "../format.js";
 import { STATUSES, Badge, Rel, Problem, ProgressBar, Icon, ask, toast } from "../ui.js";
 import { ACTIONS } from "../actions.js";
+import { EnqueueForm } from "./enqueue.js";
 
 // FILTERS are the URL parameters that select jobs, as the API names them.
 const LISTS = ["statuses", "topics", "queues", "tags", "keys"];
@@ -15,15 +16,56 @@ const SINGLES = ["unique_key", "created_from", "created_before", "run_at_from", 
 // lastList is the jobs list last shown, for the way back from a job.
 export let lastList = "#/jobs";
 
-// filterOf reads the filter of the route's parameters.
+// PAYLOAD starts the parameters that filter by payload values, as the API
+// names them: payload.<path>=<value>.
+const PAYLOAD = "payload.";
+
+// filterOf reads the filter of the route's parameters; f.payload maps
+// paths to values, as text.
 function filterOf(params) {
-  const f = {};
+  const f = { payload: {} };
   for (const k of LISTS) f[k] = (params.get(k) || "").split(",").filter(Boolean);
   for (const k of SINGLES) f[k] = params.get(k) || "";
+  for (const [k, v] of params) if (k.startsWith(PAYLOAD)) f.payload[k.slice(PAYLOAD.length)] = v;
   return f;
 }
 
-const hasFilter = (f) => LISTS.some((k) => f[k].length) || SINGLES.some((k) => f[k]);
+const hasFilter = (f) => LISTS.some((k) => f[k].length) || SINGLES.some((k) => f[k]) || Object.keys(f.payload).length > 0;
+
+// params returns f as the list's query parameters.
+function params(f) {
+  const q = {};
+  for (const k of [...LISTS, ...SINGLES]) q[k] = f[k];
+  for (const [path, v] of Object.entries(f.payload)) q[PAYLOAD + path] = v;
+  return q;
+}
+
+// payloadValue is the JSON value of a payload condition's text, as the
+// API reads a query's (sluice.PayloadValue): a JSON string, number, true,
+// false or null as itself, anything else as a string.
+function payloadValue(text) {
+  try {
+    const v = JSON.parse(text);
+    if (v === null || typeof v !== "object") return text.trim() === text ? v : text;
+  } catch (e) { /* text */ }
+  return text;
+}
+
+// payloadText shows f's payload conditions as the field takes them:
+// path = value, comma-separated.
+const payloadText = (payload) => Object.entries(payload).map(([k, v]) => `${k} = ${v}`).join(", ");
+
+// parsePayload reads the field's conditions, or throws saying what is
+// malformed (the API says more of a path or value it refuses).
+function parsePayload(text) {
+  const out = {};
+  for (const part of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const i = part.indexOf("=");
+    if (i <= 0) throw new Error(`payload: "${part}" is not path = value`);
+    out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
 
 export function Jobs({ route }) {
   const p = route.params;
@@ -37,13 +79,20 @@ export function Jobs({ route }) {
   const key = location.hash;
   const set = (changes, replace = false) => {
     const next = { ...Object.fromEntries(p), ...changes };
+    if (changes.payload) {
+      for (const k of Object.keys(next)) if (k.startsWith(PAYLOAD)) delete next[k];
+      for (const [path, v] of Object.entries(changes.payload)) next[PAYLOAD + path] = v;
+      delete next.payload;
+    }
     if (!("offset" in changes) && !("cursor" in changes)) { delete next.offset; delete next.cursor; delete next.at; }
     go(href("/jobs", next), replace);
   };
 
-  const list = useResource(() => get("jobs" + query({ ...f, order, limit, ...(cursor ? { cursor } : { offset }) })),
+  const list = useResource(() => get("jobs" + query({ ...params(f), order, limit, ...(cursor ? { cursor } : { offset }) })),
     [key], () => true, 800);
   const facets = useResource(() => get("jobs/stats?window=1m&bucket=1m"), [], () => true, 2000);
+  const settings = useResource(() => get("settings"), [], () => false);
+  const [enqueuing, setEnqueuing] = useState(false);
   const [sel, setSel] = useState(() => new Set());
   const [all, setAll] = useState(false);
   useEffect(() => { setSel(new Set()); setAll(false); }, [key]);
@@ -54,11 +103,19 @@ export function Jobs({ route }) {
   return html`
     <div class="page-head">
       <div><h1>Jobs</h1><div class="sub">${list.data ? num(total) + " matching" : "Loading…"}</div></div>
-      <div class="seg" role="group" aria-label="Order">
-        <button type="button" aria-pressed=${order === "newest"} onClick=${() => set({ order: "" })}>Newest first</button>
-        <button type="button" aria-pressed=${order === "oldest"} onClick=${() => set({ order: "oldest" })}>Oldest first</button>
+      <div class="head-actions">
+        <div class="seg" role="group" aria-label="Order">
+          <button type="button" aria-pressed=${order === "newest"} onClick=${() => set({ order: "" })}>Newest first</button>
+          <button type="button" aria-pressed=${order === "oldest"} onClick=${() => set({ order: "oldest" })}>Oldest first</button>
+        </div>
+        ${settings.data && (settings.data.read_only
+          ? html`<span class="muted" data-testid="read-only" title="This dashboard enqueues nothing and changes no job">Read-only</span>`
+          : html`<button type="button" class="primary" data-testid="new-job" onClick=${() => setEnqueuing(true)}>New job</button>`)}
       </div>
     </div>
+    ${enqueuing && html`<${EnqueueForm} settings=${settings.data} close=${() => setEnqueuing(false)}
+      topics=${[...new Set([...settings.data.topics, ...Object.keys((st && st.by_topic) || {})])].sort()}
+      queues=${Object.keys((st && st.by_queue) || {}).sort()} />`}
     <section class="panel" aria-label="Jobs">
       <${Filters} f=${f} st=${st} set=${set} />
       <${BulkBar} sel=${sel} all=${all} setAll=${setAll} items=${items} total=${total} f=${f}
@@ -72,7 +129,19 @@ export function Jobs({ route }) {
 function Filters({ f, st, set }) {
   const toggle = (k, v) => set({ [k]: f[k].includes(v) ? f[k].filter((x) => x !== v) : [...f[k], v] });
   const names = (by, chosen) => [...new Set([...Object.keys(by || {}), ...chosen])].sort();
-  const more = SINGLES.slice(1).some((k) => f[k]) || f.tags.length || f.keys.length || f.topics.length || f.queues.length;
+  const more = SINGLES.slice(1).some((k) => f[k]) || f.tags.length || f.keys.length || f.topics.length || f.queues.length ||
+    Object.keys(f.payload).length > 0;
+  const [payloadErr, setPayloadErr] = useState("");
+  const shown = payloadText(f.payload);
+  useEffect(() => setPayloadErr(""), [shown]); // the URL's filter replaced what was typed
+  const setPayload = (text) => {
+    try {
+      set({ payload: parsePayload(text) });
+      setPayloadErr("");
+    } catch (e) {
+      setPayloadErr(e.message);
+    }
+  };
   return html`<div class="filters">
     <div class="filter-row">
       <${Search} f=${f} set=${set} />
@@ -83,13 +152,15 @@ function Filters({ f, st, set }) {
       ${hasFilter(f) && html`<a href="#/jobs" class="muted" style="font-size:12.5px">Clear filters</a>`}
     </div>
     <details class="more" open=${more}>
-      <summary>Topics, queues, tags, keys and times</summary>
+      <summary>Topics, queues, tags, keys, payload and times</summary>
       <div class="stack" style="gap:10px">
         <${ChipRow} label="Topics" values=${names(st && st.by_topic, f.topics)} chosen=${f.topics} on=${(v) => toggle("topics", v)} />
         <${ChipRow} label="Queues" values=${names(st && st.by_queue, f.queues)} chosen=${f.queues} on=${(v) => toggle("queues", v)} />
         <div class="more-filters">
           <${TextFilter} label="Tags (all of, comma-separated)" value=${f.tags.join(",")} on=${(v) => set({ tags: v.split(",").map((s) => s.trim()).filter(Boolean) })} />
           <${TextFilter} label="Keys (any of, comma-separated)" name="keys" value=${f.keys.join(",")} on=${(v) => set({ keys: v.split(",").map((s) => s.trim()).filter(Boolean) })} />
+          <${TextFilter} label="Payload (path = value)" name="payload" placeholder="customer_id = 42, plan.tier = pro" value=${payloadText(f.payload)}
+            on=${setPayload} error=${payloadErr} />
           ${[["created_from", "Created from"], ["created_before", "Created before"], ["run_at_from", "Runs from"], ["run_at_before", "Runs before"]].map(([k, label]) => html`
             <label class="field">${label}<input type="datetime-local" value=${toLocalInput(f[k])}
               onChange=${(e) => set({ [k]: fromLocalInput(e.target.value) })} /></label>`)}
@@ -107,9 +178,10 @@ function ChipRow({ label, values, chosen, on }) {
   </div>`;
 }
 
-function TextFilter({ label, name, value, on }) {
-  return html`<label class="field">${label}<input type="text" name=${name} value=${value}
-    onKeyDown=${(e) => e.key === "Enter" && on(e.target.value)} onBlur=${(e) => e.target.value !== value && on(e.target.value)} /></label>`;
+function TextFilter({ label, value, on, name, error, placeholder }) {
+  return html`<label class="field">${label}<input type="text" name=${name} value=${value} placeholder=${placeholder} aria-invalid=${error ? "true" : undefined}
+    onKeyDown=${(e) => e.key === "Enter" && on(e.target.value)} onBlur=${(e) => e.target.value !== value && on(e.target.value)} />
+    ${error && html`<span class="field-error" role="alert">${error}</span>`}</label>`;
 }
 
 // Search opens a job by ID, or filters by unique key.
@@ -137,13 +209,28 @@ function BulkBar({ sel, all, setAll, items, total, f, clear, reload }) {
   const chosen = items.filter((j) => sel.has(j.id));
   const count = all ? total : sel.size;
   const run = async (a) => {
-    const n = all ? total : chosen.filter(a.applies).length;
-    const ok = await ask({ title: `${a.label} ${num(n)} job${n === 1 ? "" : "s"}?`, body: a.why, confirm: a.label, danger: a.danger });
+    let n = chosen.filter(a.applies).length;
+    let body = a.why;
+    try {
+      if (all) {
+        n = await touched(f, a);
+        body = `Of the ${num(total)} job${total === 1 ? "" : "s"} matching, ${num(n)} ${n === 1 ? "is" : "are"} ` +
+          `${a.statuses.join(" or ")}${a.later ? " and due later" : ""}: ${n === 1 ? "it" : "they"} will be ${a.done}, ` +
+          `the others left as they are (as they are now: jobs may change before you confirm). ${a.why}`;
+      }
+    } catch (e) {
+      toast(e.message, true);
+      return;
+    }
+    const ok = await ask({ title: `${a.label} ${num(n)} job${n === 1 ? "" : "s"}?`, body, confirm: a.label, danger: a.danger });
     if (!ok) return;
     try {
       if (all) {
         const body = {};
         for (const k of [...LISTS, ...SINGLES]) if (f[k].length) body[k] = f[k];
+        if (Object.keys(f.payload).length) {
+          body.payload = Object.fromEntries(Object.entries(f.payload).map(([k, v]) => [k, payloadValue(v)]));
+        }
         const res = await request("POST", "jobs/" + a.name, body);
         toast(`${num(res.count)} job${res.count === 1 ? "" : "s"} ${a.done}.`);
       } else {
@@ -169,6 +256,21 @@ function BulkBar({ sel, all, setAll, items, total, f, clear, reload }) {
       disabled=${!all && !chosen.some(a.applies)} onClick=${() => run(a)}>${a.label}</button>`)}
     <button type="button" class="ghost small" onClick=${clear}>Clear</button>
   </div>`;
+}
+
+// touched counts the jobs action a would change among those filter f
+// selects: the list's total of those of a's statuses (and due later, for
+// a's later), read before the action runs.
+async function touched(f, a) {
+  const statuses = f.statuses.length ? f.statuses.filter((s) => a.statuses.includes(s)) : a.statuses;
+  if (!statuses.length) return 0;
+  const q = { ...params(f), statuses, limit: 1 };
+  if (a.later) {
+    const now = new Date().toISOString();
+    q.run_at_from = f.run_at_from && f.run_at_from > now ? f.run_at_from : now;
+  }
+  const res = await get("jobs" + query(q));
+  return res.total;
 }
 
 function Table({ items, sel, setSel, setAll, loading }) {
@@ -246,7 +348,7 @@ function Pager({ at, limit, total, count, next, set }) {
     <div class="btns">
       <label class="inline muted hide-sm" style="font-size:12.5px">Per page
         <select value=${limit} onChange=${(e) => set({ limit: e.target.value === "50" ? "" : e.target.value })}>
-          ${[25, 50, 100, 200].map((n) => html`<option value=${n}>${n}</option>`)}
+          ${[...new Set([25, 50, 100, 200, limit])].sort((a, b) => a - b).map((n) => html`<option value=${n}>${n}</option>`)}
         </select></label>
       <button type="button" class="small" disabled=${at === 0} onClick=${() => set({ offset: "", cursor: "", at: "" })}>First</button>
       <button type="button" class="small" disabled=${at === 0} onClick=${() => set({ offset: Math.max(0, at - limit) || "", cursor: "", at: "" })}>Previous</button>

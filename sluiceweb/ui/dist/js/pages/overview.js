@@ -91,26 +91,39 @@ function Throughput({ stats, clients, label }) {
 }
 
 // nice rounds n up to 1, 2 or 5 times a power of ten.
-function nice(n) {
+export function nice(n) {
   if (n <= 4) return 4;
   const p = Math.pow(10, Math.floor(Math.log10(n)));
   return [1, 2, 5, 10].map((m) => m * p).find((x) => x >= n);
 }
 
+// Frame lays a chart out: its axis's labels (top, half, 0, each written
+// by fmt), the chart (children), and under it the times of four buckets.
+export function Frame({ series, bucket, top, fmt, height, children, cls }) {
+  const n = series.length;
+  const labels = [0, Math.floor(n / 3), Math.floor((2 * n) / 3), n - 1];
+  return html`<figure style="margin:0" class=${cls}>
+    <div style="display:grid;grid-template-columns:40px 1fr;gap:6px">
+      <div style=${`display:flex;flex-direction:column;justify-content:space-between;text-align:right;font-size:11px;height:${height}px;white-space:nowrap`} class="faint" aria-hidden="true">
+        <span>${fmt(top)}</span><span>${fmt(top / 2)}</span><span>0</span>
+      </div>
+      ${children}
+    </div>
+    <figcaption style="display:flex;justify-content:space-between;margin-left:46px;font-size:11px" class="faint">
+      ${labels.map((i) => html`<span>${bucket >= 60 ? minute(series[i].start) : clock(series[i].start)}</span>`)}
+    </figcaption>
+  </figure>`;
+}
+
 // Chart draws completed and failed jobs per bucket as stacked bars.
-function Chart({ series, bucket }) {
+export function Chart({ series, bucket }) {
   const n = series.length;
   if (!n) return html`<div class="empty">No outcomes in this window.</div>`;
   const top = nice(Math.max(...series.map((p) => p.completed + p.failed)));
   const W = n * 10;
   const total = series.reduce((a, p) => a + p.completed + p.failed, 0);
-  const labels = [0, Math.floor(n / 3), Math.floor((2 * n) / 3), n - 1];
   const per = bucket >= 60 ? (bucket / 60) + " min" : bucket + " s";
-  return html`<figure style="margin:0">
-    <div style="display:grid;grid-template-columns:40px 1fr;gap:6px">
-      <div style="display:flex;flex-direction:column;justify-content:space-between;text-align:right;font-size:11px;height:200px" class="faint" aria-hidden="true">
-        <span>${num(top)}</span><span>${num(top / 2)}</span><span>0</span>
-      </div>
+  return html`<${Frame} series=${series} bucket=${bucket} top=${top} fmt=${num} height=${200}>
       <svg class="chart" viewBox=${`0 0 ${W} 100`} preserveAspectRatio="none" role="img"
         aria-label=${`${num(total)} jobs finished in ${n} buckets of ${per}`}>
         <g class="grid">${[0, 50, 100].map((y) => html`<line x1="0" x2=${W} y1=${y} y2=${y} vector-effect="non-scaling-stroke" />`)}</g>
@@ -123,11 +136,7 @@ function Chart({ series, bucket }) {
             <rect class="f" x=${i * 10 + 1.5} y=${100 - hc - hf} width="7" height=${hf} /></g>`;
         })}
       </svg>
-    </div>
-    <figcaption style="display:flex;justify-content:space-between;margin-left:46px;font-size:11px" class="faint">
-      ${labels.map((i) => html`<span>${bucket >= 60 ? minute(series[i].start) : clock(series[i].start)}</span>`)}
-    </figcaption>
-  </figure>`;
+  <//>`;
 }
 
 // Breakdown lists jobs by status for each queue or topic; a row links to
