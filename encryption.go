@@ -110,6 +110,22 @@ func (c *crypt) seal(ins *driver.JobInsert) error {
 	return nil
 }
 
+// rebind gives ins the ID id, encrypting its payload again for it when it
+// is encrypted (an encrypted payload is bound to its job's topic and ID):
+// a stored callback of a group, inserted again as a new job when the
+// group settles again after a retry.
+func (c *crypt) rebind(ins *driver.JobInsert, id string) error {
+	if _, ok := sealed.Parse(ins.Payload); ok {
+		plain, err := open(c.keys, &JobRow{ID: ins.ID, Topic: ins.Topic, Payload: ins.Payload})
+		if err != nil {
+			return err
+		}
+		ins.Payload = c.keys.Seal(plain, sealed.AdditionalData(ins.Topic, id))
+	}
+	ins.ID = id
+	return nil
+}
+
 // open returns the payload of row, decrypted with keys if it is
 // encrypted, or an error matching ErrUnknownKey or ErrDecrypt.
 func open(keys *sealed.Keyring, row *JobRow) ([]byte, error) {

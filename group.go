@@ -396,17 +396,23 @@ func (c *Client[TTx]) retryGroup(ctx context.Context, kind GroupKind, id string)
 	// The callbacks go in again once the group is done again, as new jobs.
 	var cb *driver.GroupCallbacks
 	if g.Callbacks != nil {
+		var rebindErr error
 		renew := func(list []*driver.JobInsert) []*driver.JobInsert {
 			out := make([]*driver.JobInsert, len(list))
 			for i, j := range list {
 				fresh := *j
-				fresh.ID = c.cfg.NewJobID()
+				if err := c.cfg.crypt.rebind(&fresh, c.cfg.NewJobID()); err != nil && rebindErr == nil {
+					rebindErr = err
+				}
 				out[i] = &fresh
 			}
 			return out
 		}
 		cb = &driver.GroupCallbacks{OnSuccess: renew(g.Callbacks.OnSuccess), OnFailure: renew(g.Callbacks.OnFailure),
 			OnComplete: renew(g.Callbacks.OnComplete)}
+		if rebindErr != nil {
+			return nil, fmt.Errorf("retry %s %s: callback: %w", kind, gid, rebindErr)
+		}
 	}
 	rows, err := c.exec.GroupRetry(ctx, &driver.GroupRetryParams{ID: gid, Now: c.now(), Retries: retries(c.cfg.MaxRetries),
 		Callbacks: cb})

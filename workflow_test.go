@@ -539,3 +539,37 @@ func testWorkflowTaskStartsWithoutWaitingForThePoll[TTx any](t *testing.T, k *ki
 	require.NoError(t, err)
 	waitFor(t, c, res.Tasks["three"].ID, sluice.StatusCompleted)
 }
+
+func TestEncryptedCallbacksRunAgainAfterARetry(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testEncryptedCallbacksRunAgainAfterARetry[*sql.Tx], testEncryptedCallbacksRunAgainAfterARetry[pgx.Tx])
+}
+
+// An encrypted payload is bound to its job's ID: a callback inserted
+// again as a new job, after a retry, is encrypted again for its new ID.
+func testEncryptedCallbacksRunAgainAfterARetry[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	s := newSteps()
+	cfg := s.config()
+	cfg.Encryption = sluice.Encryption{Keys: []sluice.EncryptionKey{key1}, Topics: []string{"callback"}}
+	c := k.client(t, cfg)
+	s.setFailing("bad", true)
+	res, err := c.EnqueueBatch(ctx, sluice.NewBatch("sealed").Add(stepArgs{Name: "bad", Fail: true}, nil).
+		OnComplete(callbackArgs{On: "sealed"}, nil))
+	require.NoError(t, err)
+	waitGroup(t, c.GetBatch, res.ID, sluice.GroupFailed)
+	eventually(t, func() bool { return len(s.calls("sealed")) == 1 }, "the first callback")
+	s.setFailing("bad", false)
+	_, err = c.RetryBatch(ctx, res.ID)
+	require.NoError(t, err)
+	waitGroup(t, c.GetBatch, res.ID, sluice.GroupCompleted)
+	eventually(t, func() bool { return len(s.calls("sealed")) == 2 }, "the callback after the retry")
+	list, err := c.List(ctx, &sluice.ListFilter{JobFilter: sluice.JobFilter{Topics: []string{"callback"}}})
+	require.NoError(t, err)
+	require.Len(t, list.Jobs, 2)
+	for _, row := range list.Jobs {
+		_, sealed := sluice.PayloadKeyID(row)
+		require.True(t, sealed)
+		require.Equal(t, sluice.StatusCompleted, row.Status)
+	}
+}
