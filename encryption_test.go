@@ -170,11 +170,12 @@ func testEncryptionMissingKeyFailsTheJob[TTx any](t *testing.T, k *kit[TTx]) {
 	require.JSONEq(t, string(res.Job.Payload), string(row.Payload), "its payload is kept")
 	require.Empty(t, worked, "the worker never ran")
 
-	// Once a client holds the key, the job runs after a requeue.
-	_, err = c.Requeue(ctx, row.ID)
+	// Once a client holds the key, the job runs after a requeue. The
+	// client without it stops first, or it could claim the job again.
+	require.NoError(t, c.Stop(ctx))
+	_, err = old.Requeue(ctx, row.ID)
 	require.NoError(t, err)
 	fixed := k.client(t, encrypted(func(context.Context, *sluice.Job[secretArgs]) error { return nil }, key1, key2))
-	require.NoError(t, c.Stop(ctx))
 	waitFor(t, fixed, row.ID, sluice.StatusCompleted)
 }
 

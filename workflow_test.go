@@ -570,6 +570,6 @@ func testEncryptedCallbacksRunAgainAfterARetry[TTx any](t *testing.T, k *kit[TTx
 	for _, row := range list.Jobs {
 		_, sealed := sluice.PayloadKeyID(row)
 		require.True(t, sealed)
-		require.Equal(t, sluice.StatusCompleted, row.Status)
+		waitFor(t, c, row.ID, sluice.StatusCompleted)
 	}
 }
