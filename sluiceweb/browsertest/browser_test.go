@@ -1,7 +1,10 @@
 package browsertest
 
 import (
+	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/sluiceweb/browsertest/chrome"
 )
@@ -34,3 +37,13 @@ func (p *page) screenshot(dir, name string) {
 // text returns the JavaScript expression of the trimmed text of the first
 // element the CSS selector finds, or "".
 func text(selector string) string { return chrome.Text(selector) }
+
+// screenshotDir returns where a test saves its screenshots: screenshots
+// for its SQLite run, named sqlite, and "" (none) for the others.
+func screenshotDir(t *testing.T, sqlite string) string {
+	if t.Name() != sqlite {
+		return ""
+	}
+	require.NoError(t, os.MkdirAll(screenshots, 0o755))
+	return screenshots
+}
