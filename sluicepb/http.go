@@ -41,6 +41,8 @@ var aliases = map[string]string{
 	"/api/jobs/clients":   "/api/clients",
 	"/api/jobs/schedules": "/api/schedules",
 	"/api/jobs/limits":    "/api/limits",
+	"/api/jobs/workflows": "/api/workflows",
+	"/api/jobs/batches":   "/api/batches",
 }
 
 // requestEventKey is the context key under which a request handed to
