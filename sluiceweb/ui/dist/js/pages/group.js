@@ -2,7 +2,7 @@
 // a graph (a workflow) or its jobs listed (a batch), its callbacks, and
 // cancel, retry and close. Live: a change of one of its jobs recolours the
 // job at once, and the group is read again for its counts.
-import { html, useMemo, useRef, useEffect } from "../vendor/htm-preact.js";
+import { html, useMemo, useRef, useEffect, useState } from "../vendor/htm-preact.js";
 import { get, request } from "../api.js";
 import { useResource, useEvents } from "../live.js";
 import { go } from "../router.js";
@@ -36,25 +36,42 @@ export function Group({ kind, id }) {
   // ids are the IDs of the group's jobs and its callbacks' jobs: the
   // events that concern the page.
   const ids = useRef(new Set());
+  // where maps a job's ID to its place in the group's jobs.
+  const where = useRef(new Map());
+  // A group is read again at most every 300 ms, plus 1 ms per job: the
+  // events recolour its jobs at once, and a large group's answer is
+  // large.
   const res = useResource(() => get(kind + "/" + encodeURIComponent(id)), [kind, id],
-    (name, d) => name === "job" && d.job && ids.current.has(d.job.id), 300);
-  const g = res.data;
+    (name, d) => name === "job" && d.job && ids.current.has(d.job.id), 300 + where.current.size);
+  // The jobs of a group change only when jobs are added to a batch; its
+  // callbacks' IDs when it is retried. Its statuses change all the time.
+  const read = res.data;
+  const shape = read ? read.jobs.length + ":" + (read.jobs[0] || {}).id : "";
+  const callbackIDs = read ? read.callbacks.map((c) => c.job_id).join() : "";
   useEffect(() => {
-    if (g) ids.current = new Set([...g.jobs.map((j) => j.id), ...g.callbacks.map((c) => c.job_id)]);
-  }, [g]);
-  // A job's change recolours it at once; the read the event also asks
-  // for brings the counts.
+    if (!read) return;
+    ids.current = new Set([...read.jobs.map((j) => j.id), ...read.callbacks.map((c) => c.job_id)]);
+    where.current = new Map(read.jobs.map((j, i) => [j.id, i]));
+  }, [shape, callbackIDs]);
+  // A job's change recolours it at once, until the read the event also
+  // asks for brings it with the counts: seen holds the changes since the
+  // last read.
+  const seen = useRef(new Map());
+  const seenOf = useRef(null);
+  if (seenOf.current !== read) {
+    seenOf.current = read;
+    seen.current = new Map();
+  }
+  const [, redraw] = useState(0);
   useEvents((name, d) => {
-    if (name !== "job" || !d.job || !res.data) return;
-    const at = res.data.jobs.findIndex((j) => j.id === d.job.id);
-    if (at < 0) return;
-    const j = res.data.jobs[at];
-    if (j.status === d.job.status && j.attempt === d.job.attempt) return;
-    const jobs = res.data.jobs.slice();
-    jobs[at] = { ...j, status: d.job.status, attempt: d.job.attempt, waiting: d.job.status === "pending" && j.waiting };
-    res.setData({ ...res.data, jobs });
+    if (name !== "job" || !d.job || !read || !where.current.has(d.job.id)) return;
+    seen.current.set(d.job.id, { status: d.job.status, attempt: d.job.attempt });
+    redraw((n) => n + 1);
   });
-  const shape = g ? g.jobs.length + ":" + (g.jobs[0] || {}).id : "";
+  const g = read && seen.current.size ? { ...read, jobs: read.jobs.map((j) => {
+    const c = seen.current.get(j.id);
+    return c ? { ...j, ...c, waiting: c.status === "pending" && j.waiting } : j;
+  }) } : read;
   const drawn = useMemo(() => (g && kind === "workflows" && g.jobs.length <= MAX_DRAWN ? layout(g.jobs) : null), [shape]);
 
   if (res.error && !g) {
