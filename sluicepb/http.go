@@ -43,6 +43,8 @@ var aliases = map[string]string{
 	"/api/jobs/limits":    "/api/limits",
 	"/api/jobs/metrics":   "/api/metrics",
 	"/api/jobs/settings":  "/api/settings",
+	"/api/jobs/workflows": "/api/workflows",
+	"/api/jobs/batches":   "/api/batches",
 }
 
 // requestEventKey is the context key under which a request handed to

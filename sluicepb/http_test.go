@@ -65,13 +65,7 @@ func TestHTTPDefaultRules(t *testing.T) {
 		{http.MethodPut, "/api/jobs/limits/topic/charge", map[string]any{"max_running": 3}, http.StatusOK},
 		{http.MethodGet, "/api/jobs/limits", nil, http.StatusOK},
 	} {
-		name := tc.method + " " + tc.path
-		status, body := p.call(t, tc.method, tc.path, who.none, tc.body)
-		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %v", name, body)
-		status, body = p.call(t, tc.method, tc.path, who.user, tc.body)
-		require.Equal(t, http.StatusForbidden, status, "%s as a user: %v", name, body)
-		status, body = p.call(t, tc.method, tc.path, who.superuser, tc.body)
-		require.Equal(t, tc.ok, status, "%s as a superuser: %v", name, body)
+		superusersOnly(t, p, who, tc.method, tc.path, tc.body, tc.ok)
 	}
 	// The superuser's requests did what they said: one job enqueued, the
 	// first cancelled, requeued, then deleted; limits stored.
@@ -89,6 +83,19 @@ func TestHTTPDefaultRules(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list.Jobs, 1)
 	require.JSONEq(t, `{"order":"o2"}`, string(list.Jobs[0].Payload))
+}
+
+// superusersOnly requires the request to answer 401 without a token, 403
+// with a user's, and ok with a superuser's.
+func superusersOnly(t *testing.T, p *pbApp, who callers, method, path string, body any, ok int) {
+	t.Helper()
+	name := method + " " + path
+	status, answer := p.call(t, method, path, who.none, body)
+	require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %v", name, answer)
+	status, answer = p.call(t, method, path, who.user, body)
+	require.Equal(t, http.StatusForbidden, status, "%s as a user: %v", name, answer)
+	status, answer = p.call(t, method, path, who.superuser, body)
+	require.Equal(t, ok, status, "%s as a superuser: %v", name, answer)
 }
 
 // TestHTTPPublicRules: "true" lets requests without a token in.

@@ -56,11 +56,18 @@ func (j *Jobs) ruleSubject(ctx context.Context, a sluiceweb.Action) (ruleSubject
 }
 
 // ruleSubjects returns what rule is evaluated on for a request, every
-// subject to pass: the job enqueued or acted on, or for a request on many
-// jobs each topic it names. A request on the jobs of every topic gets no
-// subject (refused) when the rule names topic, which it could not judge.
+// subject to pass: the job enqueued or acted on; for a workflow or batch
+// enqueued (or jobs added to a batch) each of its jobs and callbacks, as
+// stored; for a request on many jobs, or on a workflow or batch, each
+// topic it names. A request on the jobs of every topic gets no subject
+// (refused) when the rule names topic, which it could not judge.
 func (j *Jobs) ruleSubjects(ctx context.Context, a sluiceweb.Action, rule string) ([]ruleSubject, error) {
-	if a.Kind == sluiceweb.ActionEnqueue || a.JobID != "" || len(a.Topics) == 1 {
+	if len(a.Jobs) > 0 {
+		return jobSubjects(a.Jobs, rule), nil
+	}
+	// A workflow or batch that does not exist names no topic, and is
+	// judged as a job that does not exist is: on no topic.
+	if a.Kind == sluiceweb.ActionEnqueue || a.JobID != "" || len(a.Topics) == 1 || (a.Group != "" && len(a.Topics) == 0) {
 		s, err := j.ruleSubject(ctx, a)
 		if err != nil {
 			return nil, err
@@ -80,11 +87,35 @@ func (j *Jobs) ruleSubjects(ctx context.Context, a sluiceweb.Action, rule string
 	return subjects, nil
 }
 
+// jobSubjects returns the subjects of the jobs of a workflow or batch:
+// each distinct one, the payloads left out when the rule does not read
+// them, so that a workflow of many like tasks costs few evaluations.
+func jobSubjects(jobs []sluiceweb.ActionJob, rule string) []ruleSubject {
+	payloads := rulePart(rule, "payload")
+	seen := make(map[ruleSubject]bool, len(jobs))
+	var out []ruleSubject
+	for _, job := range jobs {
+		s := ruleSubject{topic: job.Topic}
+		if payloads {
+			s.payload = string(job.Payload)
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// rulePart reports whether rule refers to the field name (or might: any
+// mention of the word counts).
+func rulePart(rule, name string) bool {
+	return rule != RuleSuperusers && rule != RulePublic && strings.Contains(rule, name)
+}
+
 // ruleNamesTopic reports whether rule refers to the topic field (or might:
 // any mention of the word counts).
-func ruleNamesTopic(rule string) bool {
-	return rule != RuleSuperusers && rule != RulePublic && strings.Contains(rule, "topic")
-}
+func ruleNamesTopic(rule string) bool { return rulePart(rule, "topic") }
 
 // ruleInfo returns what a rule's @request.* fields read of re's request:
 // what PocketBase's RequestInfo holds, but with the body sluiceweb decoded

@@ -1,12 +1,12 @@
 package sluiceweb
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
-	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/sluiceweb/internal/fanout"
 )
 
 // The names of the events of GET api/events. Every event's data is a JSON
@@ -28,7 +28,9 @@ const (
 	// show.
 	EventResync = "resync"
 	// EventReset says that the stream could not resume after the
-	// Last-Event-ID given: refetch what you show.
+	// Last-Event-ID given, or that its reader fell behind and the events
+	// waiting for it were dropped (see Options.StreamBuffer): refetch
+	// what you show.
 	EventReset = "reset"
 )
 
@@ -37,27 +39,29 @@ const streamRetry = 2 * time.Second
 
 // events serves GET api/events: the client's change feed as Server-Sent
 // Events, one event per change, with the change's ID as the event's ID, so
-// that a browser that reconnects resumes with Last-Event-ID.
+// that a browser that reconnects resumes with Last-Event-ID. Every stream
+// of the handler is served from one subscription (see streams).
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	q, err := newQuery(r, "ids", "topics", "last_event_id")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	opts := &sluice.WatchOptions{IDs: q.list("ids"), Topics: q.list("topics"), After: r.Header.Get("Last-Event-ID")}
-	for i, id := range opts.IDs {
+	filter := fanout.Filter{IDs: q.list("ids"), Topics: q.list("topics")}
+	after := r.Header.Get("Last-Event-ID")
+	for i, id := range filter.IDs {
 		if !isUUID(id) {
 			h.fail(w, r, badRequest(CodeInvalidFilter, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("%q is not a job ID (a UUID)", id)))
 			return
 		}
 	}
-	if opts.After == "" {
-		if opts.After, err = q.one("last_event_id"); err != nil {
+	if after == "" {
+		if after, err = q.one("last_event_id"); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 	}
-	if !h.authorize(w, r, scoped(ActionRead, "events", opts.Topics)) {
+	if !h.authorize(w, r, scoped(ActionRead, "events", filter.Topics)) {
 		return
 	}
 	select {
@@ -66,7 +70,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	sub, err := h.c.Watch(r.Context(), opts)
+	s, err := h.streams.join(r.Context(), filter, after)
 	if err != nil {
 		if r.Context().Err() == nil {
 			h.opts.Logger.Error("sluiceweb: the change feed failed", "error", err)
@@ -75,23 +79,28 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	defer sub.Close()
-	logs := h.c.Subscribe(sluice.EventLogged)
-	defer logs.Close()
-	h.stream(w, r, sub, logs, newLogFilter(opts))
+	defer h.streams.leave(s)
+	h.stream(w, r, s)
 }
 
-// stream writes sub's changes, and the records of logs that filter
-// selects, to w until the request ends, the subscription closes or the
-// handler is closed.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.ChangeSubscription, logs *sluice.Subscription,
-	filter *logFilter) {
+// stream writes s's events to w until the request ends, the stream ends
+// or the handler is closed: whatever is waiting at once, in a few writes
+// and one flush.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, s *fanout.Stream) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's WriteTimeout
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	// HTTP/1.1: no chunks, the stream ends with its connection, as the
+	// SSE specification suggests. net/http then writes a batch of events
+	// with one system call, where a chunk takes three: its head with the
+	// start of its data (in the connection's buffer), the rest, and its
+	// tail at the flush. HTTP/2 has no Transfer-Encoding.
+	if r.ProtoMajor == 1 {
+		hdr.Set("Transfer-Encoding", "identity")
+	}
 	w.WriteHeader(http.StatusOK)
 	if _, err := fmt.Fprintf(w, "retry: %d\n: sluice change feed\n\n", streamRetry.Milliseconds()); err != nil {
 		return
@@ -104,18 +113,12 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.Cha
 	for {
 		var err error
 		select {
-		case ch, ok := <-sub.C:
-			if !ok {
-				return
-			}
-			err = writeEvent(w, ch)
-		case ev := <-logs.C:
-			if ev.Log == nil || !filter.wants(ev.Job) {
-				continue
-			}
-			err = writeLog(w, &ev)
+		case <-s.Ready():
+			_, err = s.WriteTo(w)
 		case <-heartbeat.C:
-			_, err = fmt.Fprint(w, ": heartbeat\n\n")
+			_, err = io.WriteString(w, ": heartbeat\n\n")
+		case <-s.Done():
+			return
 		case <-r.Context().Done():
 			return
 		case <-h.closing:
@@ -125,21 +128,4 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, sub *sluice.Cha
 			return
 		}
 	}
-}
-
-// writeEvent writes one change as an event.
-func writeEvent(w http.ResponseWriter, ch sluice.Change) error {
-	name := EventJob
-	switch ch.Kind {
-	case sluice.ChangeResync:
-		name = EventResync
-	case sluice.ChangeReset:
-		name = EventReset
-	}
-	data, err := json.Marshal(ch)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", ch.ID, name, data)
-	return err
 }

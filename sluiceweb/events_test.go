@@ -86,22 +86,34 @@ func (e *env) events(path, lastID string, header ...string) *eventStream {
 
 // read parses events until the stream ends.
 func (s *eventStream) read(r *bufio.Reader) {
+	for {
+		ev, err := readEvent(r, &s.comments)
+		if err != nil {
+			return
+		}
+		s.events <- ev
+	}
+}
+
+// readEvent reads the next event of a stream, counting the comments
+// before it.
+func readEvent(r *bufio.Reader, comments *atomic.Int64) (sseEvent, error) {
 	var ev sseEvent
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			return
+			return ev, err
 		}
 		line = strings.TrimSuffix(line, "\n")
 		field, value, _ := strings.Cut(line, ": ")
 		switch {
 		case line == "":
 			if ev.name != "" {
-				s.events <- ev
+				return ev, nil
 			}
 			ev = sseEvent{}
 		case strings.HasPrefix(line, ":"):
-			s.comments.Add(1)
+			comments.Add(1)
 		case field == "id":
 			ev.id = value
 		case field == "event":

@@ -67,6 +67,8 @@ func TestWorkflowRefusesBadInputAndWritesNothing(t *testing.T) {
 			{"after an unknown task", task(`{"name": "a", "topic": "mail"}, {"name": "b", "topic": "mail", "after": ["a", "c"]}`),
 				400, sluiceweb.CodeInvalidWorkflow, "tasks[1].after[1]"},
 			{"a task after itself", task(`{"name": "a", "topic": "mail", "after": ["a"]}`), 400, sluiceweb.CodeInvalidWorkflow, "tasks[0]"},
+			{"a cycle", task(`{"name": "a", "topic": "mail", "after": ["b"]}, {"name": "b", "topic": "mail", "after": ["a"]}`),
+				400, sluiceweb.CodeInvalidWorkflow, "tasks[0]"},
 			{"after too many", task(`{"name": "a", "topic": "mail", "after": [` + strings.Repeat(`"a",`, sluice.MaxDependencies) + `"a"]}`),
 				400, sluiceweb.CodeInvalidWorkflow, "tasks[0].after"},
 			{"a NUL in a task name", task(`{"name": "a\u0000", "topic": "mail"}`), 400, sluiceweb.CodeInvalidWorkflow, "tasks[0].name"},

@@ -73,6 +73,13 @@ type Options struct {
 	// Default DefaultHeartbeat.
 	Heartbeat time.Duration
 
+	// StreamBuffer is how many events an event stream holds for a reader
+	// that reads slower than they come. When more are waiting, the stream
+	// drops them and sends a reset event, so that the reader refetches
+	// what it shows, and the other streams and the client's work never
+	// wait for it. Default DefaultStreamBuffer.
+	StreamBuffer int
+
 	// Logger receives the errors the handler answers 500 for. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -98,6 +105,7 @@ type Handler struct {
 	// closing is closed by Close; it ends the event streams.
 	closing   chan struct{}
 	closeOnce sync.Once
+	streams   *streams
 	ui        *uiFiles
 }
 
@@ -131,6 +139,10 @@ func New[TTx any](client *sluice.Client[TTx], opts *Options) (*Handler, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	if h.opts.StreamBuffer <= 0 {
+		h.opts.StreamBuffer = DefaultStreamBuffer
+	}
+	h.streams = newStreams(client, h.opts.Logger, h.opts.StreamBuffer)
 	for i, t := range opts.AllowedTopics {
 		if t == "" {
 			return nil, &OptionsError{Field: fmt.Sprintf("AllowedTopics[%d]", i), Reason: "empty"}
@@ -184,7 +196,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Close ends the handler's event streams, and refuses new ones with 503;
 // the rest of the API keeps working. It is idempotent.
 func (h *Handler) Close() {
-	h.closeOnce.Do(func() { close(h.closing) })
+	h.closeOnce.Do(func() {
+		close(h.closing)
+		h.streams.close()
+	})
 }
 
 // routes returns the handler's routes, and records their patterns.

@@ -2,9 +2,7 @@ package sluiceweb
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/sluicehq/sluice"
@@ -51,43 +49,4 @@ func jobLogs(job *sluice.JobRow) []jobLogJSON {
 		out[i] = jobLogJSON{Attempt: job.Logs[i].Attempt, logRecordJSON: newLogRecord(&job.Logs[i])}
 	}
 	return out
-}
-
-// logFilter selects the log events of a stream, as its ids and topics
-// select its changes.
-type logFilter struct {
-	ids, topics map[string]bool
-}
-
-func newLogFilter(opts *sluice.WatchOptions) *logFilter {
-	f := &logFilter{}
-	for _, id := range opts.IDs {
-		if f.ids == nil {
-			f.ids = map[string]bool{}
-		}
-		f.ids[id] = true
-	}
-	for _, t := range opts.Topics {
-		if f.topics == nil {
-			f.topics = map[string]bool{}
-		}
-		f.topics[t] = true
-	}
-	return f
-}
-
-func (f *logFilter) wants(job *sluice.JobRow) bool {
-	return (f.ids == nil || f.ids[job.ID]) && (f.topics == nil || f.topics[job.Topic])
-}
-
-// writeLog writes a record a worker of the serving client logged as an
-// event named EventLog, without an id: it is not in the change feed, so a
-// stream resumed after it resumes after the change before.
-func writeLog(w http.ResponseWriter, ev *sluice.Event) error {
-	data, err := json.Marshal(logEvent{JobID: ev.Job.ID, Attempt: ev.Log.Attempt, Record: newLogRecord(ev.Log)})
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", EventLog, data)
-	return err
 }

@@ -190,7 +190,8 @@ func openAPIDocument() obj {
 			param("header", "Last-Event-ID", str(""), "Resume after this event's id: the events since are sent first, or a reset event if they are gone."),
 		}, "", obj{
 			"200": obj{"description": "An event stream: events named job, resync and reset, each with an id and a JSON data " +
-				"object of the schema Change; events named log, without an id, with a LogEvent; a comment every 15 s when idle.",
+				"object of the schema Change; events named log, without an id, with a LogEvent; a comment every 15 s when idle. " +
+				"A reader that falls behind has the events waiting for it dropped and gets a reset event: refetch.",
 				"content": content("text/event-stream", str("")), "x-event-data": ref("Change"), "x-log-event-data": ref("LogEvent")},
 			"400": problemResponse("invalid_filter: an unknown parameter, or an ID that is not a UUID."),
 		})},

@@ -64,6 +64,15 @@ type groupActJSON struct {
 	Count int              `json:"count"`
 }
 
+// groupJSON is the --json output of get and close: the group with its
+// jobs and callbacks, empty lists rather than none, as GET
+// api/workflows/{id} answers.
+type groupJSON struct {
+	*sluice.Group
+	Jobs      []*sluice.JobRow        `json:"jobs"`
+	Callbacks []*sluice.GroupCallback `json:"callbacks"`
+}
+
 // group runs "workflow VERB" or "batch VERB".
 func (c *cli) group(ctx context.Context, g groupVerbs, args []string) error {
 	kind, verbs := string(g.kind), g.verbs()
@@ -220,7 +229,7 @@ func (c *cli) groupGet(ctx context.Context, jc *jobClient, g groupVerbs, verb, i
 		return groupErr(g.kind, id, err)
 	}
 	if c.json {
-		return writeJSON(c.out(), grp)
+		return writeJSON(c.out(), groupJSON{Group: grp, Jobs: nonNil(grp.Jobs), Callbacks: nonNil(grp.Callbacks)})
 	}
 	return c.printGroup(grp, g.member)
 }

@@ -88,6 +88,9 @@ func TestWorkflowVerbs(t *testing.T) {
 		got := decode[*sluice.Group](t, d.run(t, "workflow", "get", "--json", id).ok(t))
 		require.Len(t, got.Jobs, 5)
 		require.Equal(t, sluice.KindWorkflow, got.Kind)
+		require.Len(t, got.Callbacks, 1)
+		require.Equal(t, "mail_support", got.Callbacks[0].Topic)
+		require.Nil(t, got.Callbacks[0].Job, "not enqueued yet")
 
 		// fetch fails: the tasks after it are cancelled, other still waits
 		// for a worker.

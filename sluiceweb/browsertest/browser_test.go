@@ -38,13 +38,20 @@ func (p *page) screenshot(dir, name string) {
 // element the CSS selector finds, or "".
 func text(selector string) string { return chrome.Text(selector) }
 
-// shots returns where the test named name saves its screenshots: the
-// docs' images on its SQLite run, nowhere (empty) on the others.
-func shots(t *testing.T, name string) string {
+// screenshotDir returns where a test saves its screenshots: screenshots
+// for its SQLite run, named sqlite, and "" (none) for the others.
+func screenshotDir(t *testing.T, sqlite string) string {
 	t.Helper()
-	if t.Name() != name+"/SQLite" {
+	if t.Name() != sqlite {
 		return ""
 	}
 	require.NoError(t, os.MkdirAll(screenshots, 0o755))
 	return screenshots
+}
+
+// shots returns where the test named name saves its screenshots: the
+// docs' images on its SQLite run, nowhere (empty) on the others.
+func shots(t *testing.T, name string) string {
+	t.Helper()
+	return screenshotDir(t, name+"/SQLite")
 }

@@ -1,7 +1,6 @@
 package browsertest
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -20,11 +19,7 @@ var screenshots = filepath.Join("..", "..", "docs", "img")
 
 func TestDashboard(t *testing.T) {
 	onBothDrivers(t, func(t *testing.T, s *server, fx *fixture) {
-		dir := ""
-		if t.Name() == "TestDashboard/SQLite" {
-			dir = screenshots
-			require.NoError(t, os.MkdirAll(dir, 0o755))
-		}
+		dir := screenshotDir(t, "TestDashboard/SQLite")
 		p := newPage(t)
 		emptyOverview(t, p, s)
 		ctx := t.Context()

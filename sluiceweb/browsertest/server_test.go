@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,6 +54,14 @@ type syncArgs struct {
 
 func (syncArgs) Topic() string { return "sync" }
 
+// stepArgs are a task of a workflow or a job of a batch: it runs until
+// the test releases its name, and then fails if the test said so.
+type stepArgs struct {
+	Name string `json:"name"`
+}
+
+func (stepArgs) Topic() string { return "step" }
+
 // fixture is what the test controls of its workers.
 type fixture struct {
 	// healthy makes flaky jobs succeed.
@@ -68,6 +77,58 @@ type fixture struct {
 	// handler's Options.
 	configure func(*sluice.Config)
 	web       func(*sluiceweb.Options)
+
+	// steps are the gates of the step jobs, by name, and failing the
+	// names of those that fail once released.
+	mu      sync.Mutex
+	steps   map[string]chan struct{}
+	failing map[string]bool
+}
+
+// gate returns the gate of the step jobs named name.
+func (fx *fixture) gate(name string) chan struct{} {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	if fx.steps[name] == nil {
+		fx.steps[name] = make(chan struct{})
+	}
+	return fx.steps[name]
+}
+
+// step lets the step jobs named names finish, or fail when fail is true.
+func (fx *fixture) step(fail bool, names ...string) {
+	for _, name := range names {
+		fx.mu.Lock()
+		fx.failing[name] = fail
+		fx.mu.Unlock()
+		close(fx.gate(name))
+	}
+}
+
+// reset shuts the gate of the step jobs named name again, so that they
+// wait once more (a retry), and succeed.
+func (fx *fixture) reset(name string) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	fx.steps[name] = make(chan struct{})
+	fx.failing[name] = false
+}
+
+func (fx *fixture) runStep(ctx context.Context, job *sluice.Job[stepArgs]) error {
+	select {
+	case <-fx.gate(job.Args.Name):
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fx.done:
+		return nil
+	}
+	fx.mu.Lock()
+	fail := fx.failing[job.Args.Name]
+	fx.mu.Unlock()
+	if fail {
+		return errors.New("step " + job.Args.Name + " failed: disk full")
+	}
+	return nil
 }
 
 func (fx *fixture) workers() *sluice.Workers {
@@ -81,6 +142,7 @@ func (fx *fixture) workers() *sluice.Workers {
 	sluice.AddWorker(w, sluice.WorkFunc(func(ctx context.Context, job *sluice.Job[mailArgs]) error { return nil }))
 	sluice.AddWorker(w, sluice.WorkFunc(fx.long))
 	sluice.AddWorker(w, sluice.WorkFunc(fx.sync))
+	sluice.AddWorker(w, sluice.WorkFunc(fx.runStep))
 	return w
 }
 
@@ -134,6 +196,8 @@ type enqueuer interface {
 	Get(ctx context.Context, id string) (*sluice.JobRow, error)
 	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
 	DeleteMany(ctx context.Context, f *sluice.JobFilter) ([]*sluice.JobRow, error)
+	EnqueueWorkflow(ctx context.Context, w *sluice.Workflow) (*sluice.WorkflowResult, error)
+	EnqueueBatch(ctx context.Context, b *sluice.Batch) (*sluice.BatchResult, error)
 }
 
 // server is a dashboard served over a client with the fixture's workers.
@@ -182,7 +246,8 @@ func serve[TTx any](t *testing.T, d driver.Driver[TTx], fx *fixture) *server {
 
 // newFixture returns a fixture whose long job waits to advance.
 func newFixture() *fixture {
-	return &fixture{advance: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{})}
+	return &fixture{advance: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{}),
+		steps: map[string]chan struct{}{}, failing: map[string]bool{}}
 }
 
 // serveSQLite serves the dashboard over a client on a SQLite file of the

@@ -87,6 +87,16 @@ export interface Job<P = unknown> {
   logs?: LogRecord[];
   /** Only in `get`'s answer. */
   logs_dropped?: number;
+  /** The IDs of the jobs it waits for; in a workflow, the tasks it comes after. */
+  depends_on?: string[];
+  /** True while it still waits for them. */
+  waiting?: boolean;
+  /** The workflow or batch it belongs to. */
+  group_id?: string;
+  /** Its task's name, in a workflow. */
+  task?: string;
+  /** The workflow or batch it is a callback of. */
+  callback_of?: string;
 }
 
 /**
@@ -165,6 +175,127 @@ export interface JobList {
   total: number;
   /** The next page's cursor; absent on the last page. */
   next_cursor?: string;
+}
+
+/** What a task does when a task it comes after fails for good: "cancel" (the default) is cancelled, "run" runs anyway. */
+export type DependencyPolicy = "cancel" | "run";
+
+/** Options of a workflow's task: a job's, and what a failure of a task it comes after does to it. */
+export interface TaskOptions extends EnqueueOptions {
+  onDependencyFailure?: DependencyPolicy;
+}
+
+/** A job of a batch, or a callback: what `enqueue` takes, as an object. */
+export interface JobSpec<P = unknown> {
+  topic: string;
+  /** Any JSON value; undefined means {}. */
+  payload?: P;
+  options?: EnqueueOptions;
+}
+
+/** A task of a workflow: a job named `name`, run once every task named in `after` completed. */
+export interface TaskSpec<P = unknown> {
+  name: string;
+  topic: string;
+  payload?: P;
+  options?: TaskOptions;
+  after?: string[];
+}
+
+/** The callbacks of a workflow or batch: jobs enqueued once it is done. */
+export interface GroupCallbacks {
+  /** Once every job completed. */
+  onSuccess?: JobSpec[];
+  /** Once none is pending or running and one failed for good or was cancelled. */
+  onFailure?: JobSpec[];
+  /** Once none is pending or running, whatever their outcomes. */
+  onComplete?: JobSpec[];
+}
+
+/** A workflow to enqueue: `workflows.create`. */
+export interface WorkflowSpec extends GroupCallbacks {
+  /** A label to find it by; not unique. */
+  name?: string;
+  /** One to 10,000 tasks. */
+  tasks: TaskSpec[];
+}
+
+/** A batch to enqueue: `batches.create`. */
+export interface BatchSpec extends GroupCallbacks {
+  name?: string;
+  /** Up to 10,000 jobs; none only when `keepOpen`. */
+  jobs?: JobSpec[];
+  /** Takes more jobs (`batches.add`) until `batches.close`; its callbacks wait for the close. */
+  keepOpen?: boolean;
+}
+
+/** A workflow or batch enqueued: its ID, and its jobs as stored, in the order given. */
+export interface EnqueuedGroup {
+  id: string;
+  kind: GroupKind;
+  name: string;
+  jobs: Job[];
+}
+
+/** What a group is. */
+export type GroupKind = "workflow" | "batch";
+
+/** Where a workflow or batch is: "open" (a batch kept open), "running", "completed" (every job), "failed". */
+export type GroupStatus = "open" | "running" | "completed" | "failed";
+
+/** A workflow or batch, with the counts of its jobs by status. */
+export interface Group {
+  id: string;
+  kind: GroupKind;
+  name: string;
+  created_at: string;
+  status: GroupStatus;
+  counts: Partial<Record<JobStatus, number>>;
+  started_at?: string;
+  finished_at?: string;
+  /** When it was found done and its callbacks enqueued. */
+  settled_at?: string;
+  /** How it ended, once settled. */
+  outcome?: "success" | "failure";
+}
+
+/** A callback of a workflow or batch, with its job once enqueued. */
+export interface GroupCallback {
+  on: "success" | "failure" | "complete";
+  topic: string;
+  job_id: string;
+  job?: Job;
+}
+
+/** A workflow or batch with its jobs, oldest first, and its callbacks. */
+export interface GroupDetail extends Group {
+  jobs: Job[];
+  callbacks: GroupCallback[];
+}
+
+/** A page of workflows or batches, newest first. */
+export interface GroupList {
+  items: Group[];
+  /** The next page's cursor; absent on the last page. */
+  next_cursor?: string;
+}
+
+/** A filter of `workflows.list` and `batches.list`; every member narrows it. */
+export interface GroupFilter {
+  name?: string;
+  statuses?: GroupStatus[];
+  createdFrom?: Date | string;
+  createdBefore?: Date | string;
+  /** Default 100, at most 10,000. */
+  limit?: number;
+  /** The previous page's `next_cursor`. */
+  cursor?: string;
+}
+
+/** The jobs an action changed. */
+export interface JobsChanged {
+  items: Job[];
+  count: number;
 }
 
 /** A filter of `stats`. */
@@ -272,10 +403,17 @@ export interface JobsOptions {
 export class JobsService {
   readonly client: Client;
   readonly basePath: string;
+  /** Workflows: graphs of jobs enqueued together. */
+  readonly workflows: WorkflowsService;
+  /** Batches: jobs watched as one, with callbacks. */
+  readonly batches: BatchesService;
 
   constructor(client: Client, options: JobsOptions = {}) {
     this.client = client;
     this.basePath = (options.basePath ?? "/api/jobs").replace(/\/+$/, "");
+    const send: Sender = (path, base, extra) => this.send(path, base, extra);
+    this.workflows = new WorkflowsService(this.basePath + "/workflows", send);
+    this.batches = new BatchesService(this.basePath + "/batches", send);
   }
 
   /** Enqueues a job of topic with payload (any JSON value; undefined means {}). */
@@ -285,21 +423,7 @@ export class JobsService {
     options: EnqueueOptions = {},
     send?: SendOptions,
   ): Promise<EnqueueResult<P>> {
-    const body: Record<string, unknown> = { topic };
-    if (payload !== undefined) body.payload = payload;
-    if (options.runAt !== undefined) body.run_at = time(options.runAt);
-    if (options.delay !== undefined) {
-      body.delay = typeof options.delay === "number" ? `${options.delay}ms` : options.delay;
-    }
-    if (options.maxRetries !== undefined) body.max_retries = options.maxRetries;
-    if (options.queue !== undefined) body.queue = options.queue;
-    if (options.priority !== undefined) body.priority = options.priority;
-    if (options.uniqueKey !== undefined) body.unique_key = options.uniqueKey;
-    if (options.tags !== undefined) body.tags = options.tags;
-    if (options.metadata !== undefined) body.metadata = options.metadata;
-    if (options.key !== undefined) body.key = options.key;
-    if (options.sequence !== undefined) body.sequence = options.sequence;
-    return this.send(this.basePath + "/enqueue", { method: "POST", body }, send);
+    return this.send(this.basePath + "/enqueue", { method: "POST", body: jobBody(topic, payload, options) }, send);
   }
 
   /** Returns one job with its history, progress, result and logs. */
@@ -391,6 +515,128 @@ export class JobsService {
     if (base.query || extra?.query) options.query = { ...base.query, ...extra?.query };
     return this.client.send<T>(path, options);
   }
+}
+
+/** Sends a request of the jobs API, as JobsService does. */
+export type Sender = <T>(path: string, base: SendOptions, extra?: SendOptions) => Promise<T>;
+
+/** The calls workflows and batches share. */
+export abstract class GroupsService {
+  constructor(
+    readonly basePath: string,
+    protected readonly send: Sender,
+  ) {}
+
+  /** Returns a page of those filter selects, newest first. */
+  async list(filter: GroupFilter = {}, send?: SendOptions): Promise<GroupList> {
+    return this.send(this.basePath, { method: "GET", query: groupQuery(filter) }, send);
+  }
+
+  /** Returns one, with its jobs and callbacks. */
+  async get(id: string, send?: SendOptions): Promise<GroupDetail> {
+    return this.send(this.path(id), { method: "GET" }, send);
+  }
+
+  /** Cancels its pending and running jobs; returns them. */
+  async cancel(id: string, send?: SendOptions): Promise<JobsChanged> {
+    return this.send(this.path(id) + "/cancel", { method: "POST" }, send);
+  }
+
+  /**
+   * Runs its failed and cancelled jobs again, with fresh retries (a
+   * workflow's tasks after others wait for them again); returns the jobs
+   * changed.
+   */
+  async retry(id: string, send?: SendOptions): Promise<JobsChanged> {
+    return this.send(this.path(id) + "/retry", { method: "POST" }, send);
+  }
+
+  protected path(id: string): string {
+    if (!id) throw new TypeError("an id is required");
+    return this.basePath + "/" + encodeURIComponent(id);
+  }
+}
+
+/** The calls on workflows; `pb.jobs.workflows`. */
+export class WorkflowsService extends GroupsService {
+  /** Enqueues a workflow: every task and callback, or none. */
+  async create(workflow: WorkflowSpec, send?: SendOptions): Promise<EnqueuedGroup> {
+    const body: Record<string, unknown> = {
+      tasks: workflow.tasks.map((t) => {
+        const task = jobBody(t.topic, t.payload, t.options);
+        task.name = t.name;
+        if (t.after !== undefined) task.after = t.after;
+        if (t.options?.onDependencyFailure !== undefined) task.on_dependency_failure = t.options.onDependencyFailure;
+        return task;
+      }),
+    };
+    if (workflow.name !== undefined) body.name = workflow.name;
+    putCallbacks(body, workflow);
+    return this.send(this.basePath, { method: "POST", body }, send);
+  }
+}
+
+/** The calls on batches; `pb.jobs.batches`. */
+export class BatchesService extends GroupsService {
+  /** Enqueues a batch: every job and callback, or none. */
+  async create(batch: BatchSpec, send?: SendOptions): Promise<EnqueuedGroup> {
+    const body: Record<string, unknown> = {};
+    if (batch.name !== undefined) body.name = batch.name;
+    if (batch.jobs !== undefined) body.jobs = batch.jobs.map(specBody);
+    if (batch.keepOpen !== undefined) body.keep_open = batch.keepOpen;
+    putCallbacks(body, batch);
+    return this.send(this.basePath, { method: "POST", body }, send);
+  }
+
+  /** Adds jobs to a batch kept open; returns them. */
+  async add(id: string, jobs: JobSpec[], send?: SendOptions): Promise<JobsChanged> {
+    return this.send(this.path(id) + "/jobs", { method: "POST", body: { jobs: jobs.map(specBody) } }, send);
+  }
+
+  /** Closes a batch kept open: it is done, and its callbacks enqueued, once its jobs are; returns it. */
+  async close(id: string, send?: SendOptions): Promise<GroupDetail> {
+    return this.send(this.path(id) + "/close", { method: "POST" }, send);
+  }
+}
+
+// jobBody returns a job as the API's bodies name its members.
+function jobBody(topic: string, payload: unknown, options: EnqueueOptions = {}): Record<string, unknown> {
+  const body: Record<string, unknown> = { topic };
+  if (payload !== undefined) body.payload = payload;
+  if (options.runAt !== undefined) body.run_at = time(options.runAt);
+  if (options.delay !== undefined) {
+    body.delay = typeof options.delay === "number" ? `${options.delay}ms` : options.delay;
+  }
+  if (options.maxRetries !== undefined) body.max_retries = options.maxRetries;
+  if (options.queue !== undefined) body.queue = options.queue;
+  if (options.priority !== undefined) body.priority = options.priority;
+  if (options.uniqueKey !== undefined) body.unique_key = options.uniqueKey;
+  if (options.tags !== undefined) body.tags = options.tags;
+  if (options.metadata !== undefined) body.metadata = options.metadata;
+  if (options.key !== undefined) body.key = options.key;
+  if (options.sequence !== undefined) body.sequence = options.sequence;
+  return body;
+}
+
+function specBody(job: JobSpec): Record<string, unknown> {
+  return jobBody(job.topic, job.payload, job.options);
+}
+
+function putCallbacks(body: Record<string, unknown>, cb: GroupCallbacks): void {
+  if (cb.onSuccess !== undefined) body.on_success = cb.onSuccess.map(specBody);
+  if (cb.onFailure !== undefined) body.on_failure = cb.onFailure.map(specBody);
+  if (cb.onComplete !== undefined) body.on_complete = cb.onComplete.map(specBody);
+}
+
+function groupQuery(filter: GroupFilter): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  put(query, "name", filter.name);
+  put(query, "statuses", filter.statuses);
+  put(query, "created_from", filter.createdFrom && time(filter.createdFrom));
+  put(query, "created_before", filter.createdBefore && time(filter.createdBefore));
+  put(query, "limit", filter.limit);
+  put(query, "cursor", filter.cursor);
+  return query;
 }
 
 /** A PocketBase client with `jobs`. */

@@ -1,10 +1,12 @@
 // Starts the test app of sluicepb (a real PocketBase app with sluice, on
 // an ephemeral port, in a temporary folder) and reads its URL and tokens.
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { ClientResponseError } from "pocketbase";
 
 const moduleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -46,4 +48,17 @@ export async function startApp() {
       return res;
     },
   };
+}
+
+/**
+ * rejects asserts that promise rejects with the SDK's ClientResponseError
+ * of status and, if given, the problem's code.
+ */
+export async function rejects(promise, status, code) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(err instanceof ClientResponseError, `not a ClientResponseError: ${err}`);
+    assert.equal(err.status, status, JSON.stringify(err.response));
+    if (code) assert.equal(err.response.code, code, JSON.stringify(err.response));
+    return true;
+  });
 }

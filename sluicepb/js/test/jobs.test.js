@@ -5,9 +5,10 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import PocketBase, { ClientResponseError } from "pocketbase";
+import PocketBase from "pocketbase";
 
 import { withJobs, JobsService, StreamError } from "../dist/index.js";
+import { rejects } from "./app.js";
 
 let app;
 let admin; // a client with the superuser's token
@@ -45,15 +46,6 @@ async function waitFor(pb, id, ...statuses) {
     if (Date.now() > deadline) assert.fail(`job ${id} is ${job.status}, not ${statuses.join(" or ")}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-async function rejects(promise, status, code) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof ClientResponseError, `not a ClientResponseError: ${err}`);
-    assert.equal(err.status, status, JSON.stringify(err.response));
-    if (code) assert.equal(err.response.code, code, JSON.stringify(err.response));
-    return true;
-  });
 }
 
 test("withJobs adds pb.jobs", () => {

@@ -10,10 +10,13 @@ import { Job } from "./pages/job.js";
 import { Queues, Clients } from "./pages/fleet.js";
 import { Schedules } from "./pages/schedules.js";
 import { Metrics } from "./pages/metrics.js";
+import { Groups } from "./pages/groups.js";
+import { Group, GroupOf } from "./pages/group.js";
 
 const PAGES = [
   { path: "", label: "Overview", key: "o" },
   { path: "jobs", label: "Jobs", key: "j" },
+  { path: "workflows", label: "Workflows", key: "w" },
   { path: "metrics", label: "Metrics", key: "m" },
   { path: "queues", label: "Queues", key: "q" },
   { path: "clients", label: "Clients", key: "c" },
@@ -22,7 +25,7 @@ const PAGES = [
 
 const SHORTCUTS = [
   ["/", "Search jobs by ID or unique key"],
-  ["g then o, j, m, q, c, s", "Go to Overview, Jobs, Metrics, Queues, Clients, Schedules"],
+  ["g then o, j, w, m, q, c, s", "Go to Overview, Jobs, Workflows, Metrics, Queues, Clients, Schedules"],
   ["↑ ↓ or k j", "Move between jobs in the list"],
   ["Enter", "Open the job"],
   ["Space or x", "Select the job"],
@@ -92,6 +95,9 @@ function Page({ route }) {
   if (!a) return html`<${Overview} route=${route} />`;
   if (a === "jobs" && b) return html`<${Job} id=${b} key=${b} />`;
   if (a === "jobs") return html`<${Jobs} route=${route} />`;
+  if ((a === "workflows" || a === "batches") && b) return html`<${Group} kind=${a} id=${b} key=${a + b} />`;
+  if (a === "workflows" || a === "batches") return html`<${Groups} kind=${a} route=${route} />`;
+  if (a === "groups" && b) return html`<${GroupOf} id=${b} key=${b} />`;
   if (a === "queues") return html`<${Queues} />`;
   if (a === "clients") return html`<${Clients} />`;
   if (a === "schedules") return html`<${Schedules} />`;
@@ -105,12 +111,13 @@ function App() {
   const [theme, cycleTheme] = useTheme();
   const [help, setHelp] = useState(false);
   useShortcuts(route, cycleTheme, () => setHelp(true));
-  const page = route.parts[0] || "";
+  const page = route.parts[0] === "batches" ? "workflows" : route.parts[0] || "";
   const main = useRef(null);
   const where = route.parts.slice(0, 2).join("/");
   useEffect(() => {
     const label = (PAGES.find((p) => p.path === page) || PAGES[0]).label;
-    document.title = (route.parts[1] ? "Job " + route.parts[1].slice(0, 8) : label) + " · sluice";
+    const one = { jobs: "Job", workflows: "Workflow", batches: "Batch" }[route.parts[0]];
+    document.title = (route.parts[1] && one ? one + " " + route.parts[1].slice(0, 8) : route.parts[0] === "batches" ? "Batches" : label) + " · sluice";
     if (main.current && document.activeElement && document.activeElement.closest && document.activeElement.closest("nav")) main.current.focus();
   }, [where]);
   const streamText = { open: "Live", connecting: "Reconnecting…", closed: "Offline" }[stream];

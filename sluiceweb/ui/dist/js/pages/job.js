@@ -196,6 +196,9 @@ function Facts({ job }) {
       <span class="faint">${SEQUENCE[job.sequence] ? "· " + SEQUENCE[job.sequence] : ""}</span>`],
     job.unique_key && ["Unique key", html`<a class="mono" href=${"#/jobs?unique_key=" + encodeURIComponent(job.unique_key)}>${job.unique_key}</a>`],
     job.tags && job.tags.length && ["Tags", job.tags.map((t) => html`<a class="tag" href=${"#/jobs?tags=" + encodeURIComponent(t)}>${t}</a>`)],
+    job.group_id && [job.task ? "Workflow" : "Batch", html`<a data-testid="job-group" href=${"#/" + (job.task ? "workflows/" : "batches/") + encodeURIComponent(job.group_id)}>${job.task
+      ? html`task <strong>${job.task}</strong>` : html`<span class="mono">${shortId(job.group_id)}</span>`}</a>`],
+    job.callback_of && ["Callback of", html`<a class="mono" data-testid="job-callback-of" href=${"#/groups/" + encodeURIComponent(job.callback_of)}>${shortId(job.callback_of)}</a>`],
     job.depends_on && job.depends_on.length && [job.waiting ? "Waits for" : "Depended on",
       html`<span data-testid="depends-on">${job.depends_on.map((id) => html`<a class="mono" href=${"#/jobs/" + encodeURIComponent(id)}>${id.slice(0, 8)}…${id.slice(-4)}</a> `)}</span>`],
   ].filter(Boolean);

@@ -1,0 +1,59 @@
+package fanout
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkPublishOneJobStreams publishes events of one job while n
+// streams each watch another job, one of them this one: what an event
+// costs does not grow with the streams that do not select it (a map
+// lookup finds those that do).
+func BenchmarkPublishOneJobStreams(b *testing.B) {
+	for _, n := range []int{10, 1000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			h := newHub(1<<30, 4096)
+			for i := range n {
+				h.Join(Filter{IDs: []string{fmt.Sprint("job", i)}}, "")
+			}
+			watched := h.byID["job0"][0]
+			ev := []*Event{{ID: "1", Job: "job0", Topic: "x", Frame: []byte("1;")}}
+			for i := 0; b.Loop(); i++ {
+				h.Publish(ev)
+				if i%1000 == 0 {
+					clear(watched.pending)
+					watched.pending = watched.pending[:0]
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPublishUnfiltered publishes batches of 100 events to n
+// streams without a filter, whose writers take them after each batch;
+// it reports ns per event and stream.
+func BenchmarkPublishUnfiltered(b *testing.B) {
+	for _, n := range []int{1, 300} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			h := newHub(1024, 4096)
+			streams := make([]*Stream, n)
+			for i := range streams {
+				streams[i] = h.Join(Filter{}, "")
+			}
+			batch := make([]*Event, 100)
+			for i := range batch {
+				batch[i] = change(i, "a", "x")
+			}
+			for b.Loop() {
+				h.Publish(batch)
+				for _, s := range streams {
+					s.mu.Lock()
+					clear(s.pending)
+					s.pending = s.pending[:0]
+					s.mu.Unlock()
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)*n), "ns/event/stream")
+		})
+	}
+}
