@@ -90,9 +90,11 @@ type Config struct {
 
 	// PollOnly, when true, makes the client find new jobs by polling alone,
 	// even when its driver can deliver wake-ups (Postgres LISTEN/NOTIFY).
-	// Use it behind a connection pooler in transaction mode, where a
-	// session-level LISTEN cannot work. Enqueues through this client still
-	// wake it at once. Default false.
+	// Behind a connection pooler in transaction mode, where a session-level
+	// LISTEN cannot work, the Postgres driver declines to listen by itself
+	// unless it is given a direct connection for it, and the client polls;
+	// PollOnly spares the attempt. Enqueues through this client still wake
+	// it at once. Default false.
 	PollOnly bool
 
 	// RescueInterval is how often the client looks for expired leases.

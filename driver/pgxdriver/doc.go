@@ -24,8 +24,9 @@
 //     the connections' search_path.
 //   - [WithTable] renames the table (and, after it, its migrations table and
 //     indexes).
-//   - [WithoutListen] turns LISTEN off, for pools behind a pooler in
-//     transaction mode (see below).
+//   - [WithListenURL] gives LISTEN a direct connection of its own, for
+//     pools behind a pooler in transaction mode (see below).
+//   - [WithoutListen] turns LISTEN off: clients poll.
 //
 // An invalid name given to an option does not panic: Migrate and every
 // operation return the error.
@@ -102,13 +103,42 @@
 // holds a server-wide lock until its WAL flush, which would keep
 // concurrent enqueues from sharing one). [Driver.Listen]
 // holds one connection of its own (opened with the pool's configuration,
-// not taken from the pool) in LISTEN on [Driver.Channel], and reconnects on
-// its own if it drops. Notifications are hints; a client still polls, and
-// polls alone when Listen fails.
+// or [WithListenURL]'s, not taken from the pool) in LISTEN on
+// [Driver.Channel], and reconnects on its own if it drops. Notifications
+// are hints; a client still polls, and polls alone when Listen fails.
 //
-// A pooler in transaction mode (PgBouncer's pool_mode=transaction, say)
-// cannot keep a session in LISTEN. Create the driver with [WithoutListen]:
-// Listen then returns [ErrListenDisabled] and the client relies on polling.
-// If the pool also cannot use prepared statements, configure it as pgx
-// documents (for example QueryExecModeExec); the driver needs nothing else.
+// # Behind PgBouncer
+//
+// The driver keeps no state in a session between transactions, so its
+// pool may go through a pooler in transaction mode (PgBouncer's
+// pool_mode=transaction): every operation is one statement, one batch of
+// statements sent with a single Sync, or one transaction; its settings are
+// local to their transaction (set_config(..., true)); its advisory locks
+// are transaction-level (pg_advisory_xact_lock); it makes no temporary
+// table and prepares no statement by name itself. Three things remain:
+//
+//   - pgx's default query mode prepares every statement by name on its
+//     connection, which PgBouncer keeps across server connections only
+//     from version 1.21 on, with max_prepared_statements above 0. With an
+//     older PgBouncer, or that setting at 0, set the pool's
+//     default_query_exec_mode to cache_describe (in the connection string
+//     or pgx.ConnConfig.DefaultQueryExecMode): statements are then sent
+//     unnamed, with their parameter and result types described once per
+//     connection and cached. exec and simple_protocol work too.
+//     describe_exec must not be used: it describes a statement and runs it
+//     in two round trips, which the pooler may send to different server
+//     connections, so that it runs whichever statement the second one last
+//     described (through PgBouncer 1.18, three runs in four of a test
+//     statement returned another client's result).
+//   - LISTEN needs a session. [Driver.Listen] finds that its connection
+//     goes through a pooler and returns [ErrListenThroughPooler] rather than
+//     LISTEN there (which would leave the LISTEN behind on a server
+//     connection of the pool); give it a direct connection with
+//     [WithListenURL], or let clients poll.
+//   - A table in a schema other than the connections' default needs
+//     [WithSchema]: PgBouncer refuses a search_path set when connecting
+//     (or ignores it, among ignore_startup_parameters).
+//
+// docs/many-workers.md in the repository says how to deploy many workers
+// through PgBouncer, and what polling costs.
 package pgxdriver

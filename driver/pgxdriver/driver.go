@@ -26,6 +26,14 @@ const maxTableLen = 63 - len("_unique_key_idx")
 // [WithoutListen].
 var ErrListenDisabled = errors.New("pgxdriver: LISTEN disabled by WithoutListen")
 
+// ErrListenThroughPooler is returned by [Driver.Listen] when the pool's
+// connections go through a connection pooler (PgBouncer, say) and no
+// direct connection was given with [WithListenURL]: in transaction
+// pooling a LISTEN stays behind on whichever server connection ran it,
+// and its notifications never reach the listener. The client then polls.
+var ErrListenThroughPooler = errors.New("pgxdriver: the pool connects through a pooler, where LISTEN has no session of its own; " +
+	"give a direct connection with WithListenURL, or clients poll")
+
 // Driver is a sluice driver over a Postgres database reached through a
 // pgx/v5 pool. It implements driver.Driver[pgx.Tx], driver.Notifier and
 // driver.Maintainer. It is safe for concurrent use.
@@ -37,7 +45,10 @@ type Driver struct {
 	// it.
 	err      error
 	noListen bool
-	vacuum   vacuumPolicy
+	// listenCfg is the connection [Driver.Listen] makes, from
+	// [WithListenURL]; nil means the pool's.
+	listenCfg *pgx.ConnConfig
+	vacuum    vacuumPolicy
 	// inserts combines small inserts on the pool (see
 	// [executor.insertPlain]).
 	inserts *batch.Queue[insertReq]
@@ -80,12 +91,33 @@ func WithTable(name string) Option {
 }
 
 // WithoutListen makes [Driver.Listen] return [ErrListenDisabled], so that a
-// client polls instead of holding a connection in LISTEN. Use it when the
-// pool connects through a pooler in transaction mode (PgBouncer, say), where
-// a session-level LISTEN does not work. Inserts still send notifications,
+// client polls instead of holding a connection in LISTEN. Behind a pooler,
+// Listen already refuses (see [ErrListenThroughPooler]) unless
+// [WithListenURL] gives it a direct connection; WithoutListen spares even
+// the connection it opens to find out. Inserts still send notifications,
 // for listeners that connect directly.
 func WithoutListen() Option {
 	return func(d *Driver) { d.noListen = true }
+}
+
+// WithListenURL makes [Driver.Listen] connect with connString (a URL or
+// keyword/value string, as pgx.ParseConfig takes it) instead of the pool's
+// configuration. Give it a direct connection to the server when the pool
+// goes through a pooler in transaction mode (PgBouncer's
+// pool_mode=transaction, say): LISTEN needs a session of its own, which
+// only a direct connection (or a pooler in session mode) keeps. Each
+// listening client holds one such connection. Listen trusts connString to
+// keep a session and does not check it. An invalid connString makes
+// Migrate and every operation return the error.
+func WithListenURL(connString string) Option {
+	return func(d *Driver) {
+		cfg, err := pgx.ParseConfig(connString)
+		if err != nil {
+			d.setErr(fmt.Errorf("pgxdriver: WithListenURL: %w", err))
+			return
+		}
+		d.listenCfg = cfg
+	}
 }
 
 func (d *Driver) setErr(err error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
@@ -50,8 +51,8 @@ func Example() {
 	fmt.Println(res[0].Job.Status)
 }
 
-// A driver for a pool that connects through PgBouncer in transaction mode:
-// no LISTEN, so clients poll.
+// A driver that never listens: clients find other processes' jobs by
+// polling.
 func ExampleWithoutListen() {
 	pool, err := pgxpool.New(context.Background(), os.Getenv("DATABASE_URL"))
 	if err != nil {
@@ -61,4 +62,31 @@ func ExampleWithoutListen() {
 	drv := pgxdriver.New(pool, pgxdriver.WithoutListen())
 	_, err = drv.Listen(context.Background(), func(driver.Notification) {})
 	fmt.Println(err)
+}
+
+// A driver whose pool goes through PgBouncer in transaction mode
+// (PGBOUNCER_URL, say postgres://app@pgbouncer:6432/app), sending no
+// prepared statement by name, and listening on a direct connection to the
+// server (DATABASE_URL).
+func ExampleWithListenURL() {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(os.Getenv("PGBOUNCER_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Or default_query_exec_mode=cache_describe in the URL. With PgBouncer
+	// 1.21 or later and max_prepared_statements above 0, pgx's default
+	// works too.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	drv := pgxdriver.New(pool, pgxdriver.WithListenURL(os.Getenv("DATABASE_URL")))
+	stop, err := drv.Listen(ctx, func(n driver.Notification) { fmt.Println("jobs in", n.Queue) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
 }

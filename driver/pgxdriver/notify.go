@@ -24,18 +24,28 @@ const (
 // transaction, so the notification arrives only once that transaction has
 // committed, and Committed is always true.
 //
-// Listen opens one connection of its own with the pool's configuration (it
-// takes no connection from the pool) and runs LISTEN on it before it
-// returns; it returns an error if that fails. If the connection drops later,
+// Listen opens one connection of its own (it takes no connection from the
+// pool) and runs LISTEN on it before it returns; it returns an error if
+// that fails. The connection is made with the configuration given to
+// [WithListenURL], or else with the pool's. If the connection drops later,
 // Listen reconnects on its own, waiting between attempts from 50 ms up to
 // 5 s; notifications sent meanwhile are lost, which a polling client
 // tolerates. fn runs on the listener's goroutine and must not block, nor
 // call stop.
 //
-// The connection is made from the pool's connection config only: the
-// pool's BeforeConnect and AfterConnect hooks do not run for it. Where those
-// hooks supply credentials (short-lived tokens, say), Listen cannot connect;
-// use WithoutListen or Config.PollOnly there, and the client polls.
+// A LISTEN needs a session, which a pooler in transaction mode does not
+// keep: the LISTEN would stay behind on whichever server connection ran
+// it. So on a connection made with the pool's configuration, Listen first
+// checks that it reaches the server directly (the backend's process ID is
+// the one the server announced at connection: a pooler announces its own)
+// and returns [ErrListenThroughPooler] when it does not, before running
+// LISTEN; the client then polls.
+//
+// The pool's BeforeConnect and AfterConnect hooks do not run for the
+// listener's connection. Where those hooks supply credentials (short-lived
+// tokens, say), Listen cannot connect with the pool's configuration; give
+// one with WithListenURL, or use WithoutListen or Config.PollOnly, and the
+// client polls.
 //
 // stop ends the listener, closes its connection and waits for its
 // goroutine: once stop has returned, fn is not called again. stop is
@@ -52,6 +62,9 @@ func (d *Driver) Listen(ctx context.Context, fn func(driver.Notification)) (stop
 		return noop, errors.New("pgxdriver: listen: nil func")
 	}
 	conn, err := d.listenConn(ctx)
+	if errors.Is(err, ErrListenThroughPooler) {
+		return noop, err
+	}
 	if err != nil {
 		return noop, wrapErr(ctx, "listen", err)
 	}
@@ -70,18 +83,45 @@ func (d *Driver) Listen(ctx context.Context, fn func(driver.Notification)) (stop
 	}, nil
 }
 
-// listenConn opens a connection with the pool's configuration and runs
-// LISTEN on it.
+// listenConn opens the listener's connection and runs LISTEN on it: with
+// [WithListenURL]'s configuration, or with the pool's once the connection
+// is found to reach the server directly.
 func (d *Driver) listenConn(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
+	cfg := d.listenCfg
+	if cfg == nil {
+		cfg = d.pool.Config().ConnConfig
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel()}.Sanitize()); err != nil {
+	if d.listenCfg == nil {
+		err = checkDirect(ctx, conn)
+	}
+	if err == nil {
+		_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel()}.Sanitize())
+	}
+	if err != nil {
 		closeConn(conn)
 		return nil, err
 	}
 	return conn, nil
+}
+
+// checkDirect returns [ErrListenThroughPooler] if conn goes through a
+// connection pooler. The server announces its backend's process ID when a
+// connection starts, as the key of cancel requests; a pooler announces a
+// key of its own instead, since it forwards cancel requests to whichever
+// server connection the client is using at the time.
+func checkDirect(ctx context.Context, conn *pgx.Conn) error {
+	var pid uint32
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid); err != nil {
+		return err
+	}
+	if pid != conn.PgConn().PID() {
+		return ErrListenThroughPooler
+	}
+	return nil
 }
 
 // listenLoop delivers conn's notifications to fn until ctx ends,

@@ -203,11 +203,13 @@ WHERE id = ANY($3::uuid[]) AND status = 'processing' AND locked_by = $1`
 
 	// rescueSQL: $1 now, $2 error (JSON; its attempt, start and client
 	// are set per job), $3 limit. Shaped as claimSQL is, for the same
-	// reasons.
+	// reasons. $1 is cast where nothing else types it: under the simple
+	// protocol (pgx's QueryExecModeSimpleProtocol, for poolers) it arrives
+	// as a quoted literal, which CASE ... THEN NULL ELSE would take for text.
 	rescueSQL = `UPDATE {t} AS j
 SET status = CASE WHEN j.attempt <= j.max_retries THEN 'pending' ELSE 'failed' END,
 	run_at = CASE WHEN j.attempt <= j.max_retries THEN $1 ELSE j.run_at END,
-	finalized_at = CASE WHEN j.attempt <= j.max_retries THEN NULL ELSE $1 END,
+	finalized_at = CASE WHEN j.attempt <= j.max_retries THEN NULL ELSE $1::timestamptz END,
 	locked_by = NULL, locked_until = NULL,
 	errors = {rescueErrors}
 WHERE j.ctid = ANY(ARRAY(
