@@ -188,6 +188,27 @@ type flowState struct {
 // readFlow reads the queue states and the limits, for the claims that
 // follow.
 func (r *run) readFlow(ctx context.Context) {
+	for {
+		// A state this client stores while the read runs (noteFlow,
+		// noteKeyed) may be missing from what the read sees: then the
+		// read's state is dropped, and read again.
+		notes, old := r.flowNotes.Load(), r.flow.Load()
+		fs, err := r.readFlowState(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.cfg.Logger.Warn("sluice: cannot read the queue states and limits; claims obey them all", "error", err)
+			}
+			r.flow.Store(nil)
+			return
+		}
+		if r.flowNotes.Load() == notes && r.flow.CompareAndSwap(old, fs) {
+			return
+		}
+	}
+}
+
+// readFlowState reads the queue states and limits into a flow state.
+func (r *run) readFlowState(ctx context.Context) (*flowState, error) {
 	states, err := r.exec.QueueStateList(ctx, &driver.QueueStateListParams{})
 	var limits []*Limits
 	var sequenced []string
@@ -198,11 +219,7 @@ func (r *run) readFlow(ctx context.Context) {
 		sequenced, err = r.exec.SequencedQueues(ctx, &driver.SequencedQueuesParams{})
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			r.cfg.Logger.Warn("sluice: cannot read the queue states and limits; claims obey them all", "error", err)
-		}
-		r.flow.Store(nil)
-		return
+		return nil, err
 	}
 	fs := &flowState{queues: make(map[string]bool, len(states)), keyed: make(map[string]bool)}
 	for _, s := range states {
@@ -214,7 +231,7 @@ func (r *run) readFlow(ctx context.Context) {
 	for _, q := range sequenced {
 		fs.keyed[q] = true // a keyed claim finds each sequence's next job by key
 	}
-	r.flow.Store(fs)
+	return fs, nil
 }
 
 // addKeyed records that scope has limits, for a client working topics.
@@ -267,6 +284,10 @@ func (r *run) noteKeyed(scope Scope) {
 // unless change reports it changed nothing or there is no state (claims
 // then obey everything).
 func (r *run) updateFlow(change func(fs *flowState) bool) {
+	// Counted before the change, so that a read of the states running
+	// meanwhile either sees the count change, and reads again, or stores
+	// its state before the change is made on it.
+	r.flowNotes.Add(1)
 	for {
 		old := r.flow.Load()
 		if old == nil {

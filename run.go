@@ -44,7 +44,10 @@ type run struct {
 	lockedBy string
 	fetchers map[string]*fetcher.Fetcher
 	// flow is what the run last read of the queue states (see readFlow).
-	flow      atomic.Pointer[flowState]
+	flow atomic.Pointer[flowState]
+	// flowNotes counts the changes this client made to flow (see
+	// updateFlow and readFlow).
+	flowNotes atomic.Uint64
 	completer *completer.Completer
 	// pool runs the claimed jobs of every queue.
 	pool *pool.Pool[*jobRun]

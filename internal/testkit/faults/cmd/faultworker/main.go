@@ -11,6 +11,9 @@
 // faultjob.Queues) and the topics it works, and -attempts records the
 // start of every attempt in fault_attempts.
 //
+// -listen-url gives the driver a direct connection for LISTEN when -url
+// goes through a pooler (see pgxdriver.WithListenURL).
+//
 // It prints "ready" once started and runs until SIGTERM or SIGINT, then
 // stops the client with the deadline -stop-timeout.
 package main
@@ -40,11 +43,13 @@ import (
 
 type options struct {
 	url         string
+	listenURL   string
 	path        string
 	workers     int
 	conns       int
 	work        time.Duration
 	lease       time.Duration
+	poll        time.Duration
 	stopTimeout time.Duration
 	produce     int
 	batch       int
@@ -58,11 +63,13 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.url, "url", "", "Postgres URL (one of -url and -sqlite)")
+	flag.StringVar(&o.listenURL, "listen-url", "", "Postgres URL of a direct connection for LISTEN, when -url goes through a pooler")
 	flag.StringVar(&o.path, "sqlite", "", "SQLite database file")
 	flag.IntVar(&o.workers, "workers", 4, "jobs worked at once")
 	flag.IntVar(&o.conns, "conns", 4, "Postgres pool size")
 	flag.DurationVar(&o.work, "work", 10*time.Millisecond, "how long each job works before its business write")
 	flag.DurationVar(&o.lease, "lease", 2*time.Second, "lease duration")
+	flag.DurationVar(&o.poll, "poll", 200*time.Millisecond, "the client's poll interval")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "deadline given to Stop")
 	flag.IntVar(&o.produce, "produce", 0, "enqueue this many jobs instead of working, then exit")
 	flag.IntVar(&o.batch, "batch", 20, "jobs per batch when producing")
@@ -113,7 +120,11 @@ func runPostgres(ctx context.Context, o *options) error {
 		Placeholder: "$1, $2, $3",
 		WorkInTx:    true,
 	}
-	return run(ctx, o, pgxdriver.New(pool), st)
+	var opts []pgxdriver.Option
+	if o.listenURL != "" {
+		opts = append(opts, pgxdriver.WithListenURL(o.listenURL))
+	}
+	return run(ctx, o, pgxdriver.New(pool, opts...), st)
 }
 
 func runSQLite(ctx context.Context, o *options) error {
@@ -166,7 +177,7 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 		Queues:        queues,
 		ClientID:      faultjob.ClientID(os.Getpid()),
 		LeaseDuration: o.lease,
-		PollInterval:  200 * time.Millisecond,
+		PollInterval:  o.poll,
 		RetryPolicy:   sluice.SquareRetryPolicy{Unit: 10 * time.Millisecond},
 		Logger:        logger,
 	}
