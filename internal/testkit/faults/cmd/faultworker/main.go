@@ -8,8 +8,9 @@
 // periodic job in its Config that catches up once, and a stored schedule,
 // created by the first process to start, that skips missed ticks (see
 // faultjob.Schedules). -queues and -topics name the queues (see
-// faultjob.Queues) and the topics it works, and -attempts records the
-// start of every attempt in fault_attempts.
+// faultjob.Queues) and the topics it works (the workflow scenario's steps
+// among them), and -attempts records the start of every attempt in
+// fault_attempts.
 //
 // -listen-url gives the driver a direct connection for LISTEN when -url
 // goes through a pooler (see pgxdriver.WithListenURL).
@@ -77,7 +78,7 @@ func main() {
 	flag.DurationVar(&o.tick, "tick", 0, "schedule fault jobs at this interval; 0 schedules none")
 	flag.StringVar(&o.queues, "queues", sluice.QueueDefault, "the queues to work, separated by commas")
 	flag.StringVar(&o.topics, "topics", faultjob.Topic, "the topics to work, separated by commas: "+
-		faultjob.Topic+", "+faultjob.KeyedTopic)
+		faultjob.Topic+", "+faultjob.KeyedTopic+", "+faultjob.StepTopic)
 	flag.BoolVar(&o.attempts, "attempts", false, "record the start of every attempt in fault_attempts")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -164,6 +165,8 @@ func run[TTx any](ctx context.Context, o *options, d driver.Driver[TTx], st *fau
 			sluice.AddWorker(workers, w)
 		case faultjob.KeyedTopic:
 			sluice.AddWorker(workers, &faultjob.KeyedWorker[TTx]{Worker: w})
+		case faultjob.StepTopic:
+			sluice.AddWorker(workers, &faultjob.StepWorker[TTx]{Worker: w})
 		default:
 			return fmt.Errorf("-topics: unknown topic %q", topic)
 		}
