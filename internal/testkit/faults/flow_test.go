@@ -112,22 +112,31 @@ type effect struct{ start, done int64 }
 // check counts those).
 func (tg *target) effects(t *testing.T) map[string]*effect {
 	t.Helper()
+	effects, _, _ := tg.effectsCounted(t)
+	return effects
+}
+
+// effectsCounted reads every job's effect (the first, should there be
+// more), how many each job has, and when each was done.
+func (tg *target) effectsCounted(t *testing.T) (effects map[string]*effect, counts map[string]int, done []int64) {
+	t.Helper()
 	rows, err := tg.db.QueryContext(t.Context(), `SELECT job_id, started_at, done_at FROM fault_effects`)
 	require.NoError(t, err)
 	defer rows.Close()
-	out := map[string]*effect{}
+	effects, counts = map[string]*effect{}, map[string]int{}
 	for rows.Next() {
 		var (
 			id string
 			e  effect
 		)
 		require.NoError(t, rows.Scan(&id, &e.start, &e.done))
-		if out[id] == nil {
-			out[id] = &e
+		if counts[id]++; counts[id] == 1 {
+			effects[id] = &e
 		}
+		done = append(done, e.done)
 	}
 	require.NoError(t, rows.Err())
-	return out
+	return effects, counts, done
 }
 
 // mostAtOnce returns the most effects whose spans, from start to done,

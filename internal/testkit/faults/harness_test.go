@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,6 +206,8 @@ type testClient interface {
 	SetKeyLimits(ctx context.Context, scope sluice.Scope, l sluice.KeyLimits) (*sluice.Limits, error)
 	EnqueueMany(ctx context.Context, params []sluice.EnqueueParams) ([]sluice.EnqueueResult, error)
 	List(ctx context.Context, f *sluice.ListFilter) (*sluice.ListResult, error)
+	EnqueueWorkflow(ctx context.Context, w *sluice.Workflow) (*sluice.WorkflowResult, error)
+	EnqueueBatch(ctx context.Context, b *sluice.Batch) (*sluice.BatchResult, error)
 }
 
 // newPGTarget creates a database of the scenario's own on the test server,
@@ -525,16 +528,23 @@ func (tg *target) check(t *testing.T, faults []time.Time) verdict {
 			t.Logf("effect for unknown job %s", id)
 		}
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	v.recovery = -1
+	v.recovery = recovery(times, faults)
+	return v
+}
+
+// recovery returns the longest time, over faults, from a fault to the
+// first of times (when effects were done, in Unix microseconds) after it,
+// in seconds; -1 when none followed any. It sorts times.
+func recovery(times []int64, faults []time.Time) float64 {
+	slices.Sort(times)
+	out := -1.0
 	for _, f := range faults {
 		us := f.UnixMicro()
-		i := sort.Search(len(times), func(i int) bool { return times[i] > us })
-		if i < len(times) {
-			v.recovery = max(v.recovery, float64(times[i]-us)/1e6)
+		if i := sort.Search(len(times), func(i int) bool { return times[i] > us }); i < len(times) {
+			out = max(out, float64(times[i]-us)/1e6)
 		}
 	}
-	return v
+	return out
 }
 
 // report prints the scenario's FAULT line and fails t if a job was lost,

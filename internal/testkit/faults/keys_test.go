@@ -250,20 +250,11 @@ func (tg *target) attemptSpans(t *testing.T) keySpans {
 			spans.done[id] = e.done
 		}
 	}
-	rows, err := tg.db.QueryContext(t.Context(), `SELECT job_id, attempt, started_at FROM fault_attempts`)
-	require.NoError(t, err)
-	defer rows.Close()
-	var recorded int
-	for rows.Next() {
-		var (
-			id      string
-			attempt int
-			start   int64
-		)
-		require.NoError(t, rows.Scan(&id, &attempt, &start))
+	attempts := tg.attempts(t)
+	for _, a := range attempts {
+		id, attempt, start := a.job, a.attempt, a.start
 		j := jobs[id]
 		require.NotNil(t, j, "an attempt of job %s, which is not in the keyed queues", id)
-		recorded++
 		s, rescued, ok := attemptSpan(j, attempt, start, effects[id])
 		if rescued {
 			spans.rescued[j.Queue]++
@@ -283,9 +274,33 @@ func (tg *target) attemptSpans(t *testing.T) keySpans {
 			spans.byJob[id] = append(spans.byJob[id], s)
 		}
 	}
-	require.NoError(t, rows.Err())
-	t.Logf("%d attempts recorded, ended by a rescue: %v", recorded, spans.rescued)
+	t.Logf("%d attempts recorded, ended by a rescue: %v", len(attempts), spans.rescued)
 	return spans
+}
+
+// attempt is one attempt a worker recorded the start of (see
+// faultjob.AttemptsDDL): its job, its number, and when it began in Unix
+// microseconds.
+type attempt struct {
+	job     string
+	attempt int
+	start   int64
+}
+
+// attempts reads every attempt the workers recorded.
+func (tg *target) attempts(t *testing.T) []attempt {
+	t.Helper()
+	rows, err := tg.db.QueryContext(t.Context(), `SELECT job_id, attempt, started_at FROM fault_attempts`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []attempt
+	for rows.Next() {
+		var a attempt
+		require.NoError(t, rows.Scan(&a.job, &a.attempt, &a.start))
+		out = append(out, a)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }
 
 // listJobs returns the jobs of queues by ID.
