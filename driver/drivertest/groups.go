@@ -23,8 +23,8 @@ func groupCases[TTx any]() []testCase[TTx] {
 		// callbacks in the same transaction: on success, or on failure,
 		// and on completion either way; never twice.
 		{name: "SettleOnFinalize", fn: testGroupSettleOnFinalize[TTx]},
-		// Two outcomes finishing a group's last two jobs at once settle
-		// it once.
+		// Two outcomes finishing a group's last two jobs at once, and two
+		// passes after them, settle it once.
 		{name: "SettleConcurrent", fn: testGroupSettleConcurrent[TTx]},
 		// An open group takes more jobs and does not settle; closed, it
 		// settles once done, and takes no more.
@@ -204,6 +204,16 @@ func testGroupSettleConcurrent[TTx any](h *harness[TTx], _ mode) {
 				fin := ending(row, driver.StatusCompleted, h.at(time.Second))
 				fin.GroupID = g.ID
 				if _, err := h.exec().JobFinalize(h.ctx, &driver.JobFinalizeParams{Jobs: []*driver.JobFinalize{fin}}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		// Each outcome may have seen the other's job live: then neither
+		// settled, and the passes of two clients at once settle it.
+		for range 2 {
+			wg.Go(func() {
+				if _, err := h.exec().GroupSettle(h.ctx, &driver.GroupSettleParams{Now: h.at(2 * time.Second), Limit: 10}); err != nil {
 					t.Error(err)
 				}
 			})

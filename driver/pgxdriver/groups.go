@@ -37,11 +37,13 @@ ORDER BY g.id FOR UPDATE`
 
 	// groupDoneSQL reads, of the groups $1, those with no job pending or
 	// processing, each with whether one of its jobs failed or was
-	// cancelled. It runs after groupLockSQL, so that it sees what the
-	// writers that held the locks before committed.
-	groupDoneSQL = `SELECT g.id, coalesce(bool_or(j.status IN ('failed', 'cancelled')), false)
-FROM unnest($1::uuid[]) AS g(id) LEFT JOIN {t} AS j ON j.group_id = g.id
-GROUP BY g.id HAVING count(*) FILTER (WHERE j.status IN ('pending', 'processing')) = 0`
+	// cancelled: two probes of group_idx per group, however many jobs it
+	// has. settle runs it before groupLockSQL, to lock only groups that
+	// may be done, and after, to see what the writers that held the locks
+	// before committed.
+	groupDoneSQL = `SELECT g.id, EXISTS (SELECT FROM {t} WHERE group_id = g.id AND status IN ('failed', 'cancelled'))
+FROM unnest($1::uuid[]) AS g(id)
+WHERE NOT EXISTS (SELECT FROM {t} WHERE group_id = g.id AND status IN ('pending', 'processing'))`
 
 	// groupSettledSQL marks groups $1 settled at $2 with outcomes $3.
 	groupSettledSQL = `UPDATE {g} AS g SET settled_at = $2, outcome = u.outcome
@@ -282,14 +284,23 @@ func (e *executor) GroupSettle(ctx context.Context, p *driver.GroupSettleParams)
 }
 
 // settle settles, in db's transaction, those of the groups ids that are
-// closed, unsettled and done: it locks them, reads which have no live job
-// (after the locks, so that of two writers finishing a group's last two
-// jobs at once, the second sees the first's), inserts their callbacks and
-// marks them settled at now. It returns them and the queues of the
-// callbacks inserted.
+// closed, unsettled and done: it locks those that have no live job, reads
+// again which have none (after the locks, so that of two settlers of one
+// group the second sees what the first committed, and settles nothing),
+// inserts their callbacks and marks them settled at now. It returns them
+// and the queues of the callbacks inserted.
 func (e *executor) settle(ctx context.Context, db dbtx, ids []pgtype.UUID, now time.Time) ([]*driver.GroupRow, []string, error) {
 	q := &e.d.q.groups
-	rows, err := db.Query(ctx, q.lock, ids)
+	// Only a group with no live job left may be done: a group that still
+	// has one is not locked, so that the outcomes of its jobs do not take
+	// turns on its row. Two last outcomes committing at once may each see
+	// the other's job live; the group is then settled by the next pass
+	// (GroupSettle).
+	maybe, err := doneIDs(ctx, db, q.done, ids)
+	if err != nil || len(maybe) == 0 {
+		return nil, nil, err
+	}
+	rows, err := db.Query(ctx, q.lock, maybe)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -340,6 +351,25 @@ func (e *executor) settle(ctx context.Context, db dbtx, ids []pgtype.UUID, now t
 		return nil, nil, err
 	}
 	return done, groupkit.Queues(callbacks), nil
+}
+
+// doneIDs returns, of the groups ids, those done reports done.
+func doneIDs(ctx context.Context, db dbtx, done string, ids []pgtype.UUID) ([]pgtype.UUID, error) {
+	rows, err := db.Query(ctx, done, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []pgtype.UUID
+	for rows.Next() {
+		var id pgtype.UUID
+		var failed bool
+		if err := rows.Scan(&id, &failed); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // GroupGet reads a group with its counts in one query.
