@@ -33,6 +33,14 @@ func tasks(n int, payload string) string {
 	return b.String()
 }
 
+// refused is a body a request refuses, with the status, code and field
+// of the problem it answers.
+type refused struct {
+	name, body  string
+	status      int
+	code, field string
+}
+
 // TestWorkflowRefusesBadInputAndWritesNothing attacks POST api/workflows:
 // each body is refused with a problem naming the member at fault, and
 // nothing is stored.
@@ -41,12 +49,7 @@ func TestWorkflowRefusesBadInputAndWritesNothing(t *testing.T) {
 	task := func(rest string) string { return `{"name": "w", "tasks": [` + rest + `]}` }
 	each(t, func(t *testing.T, db *database) {
 		e := newEnv(t, db, nil)
-		for _, tc := range []struct {
-			name, body string
-			status     int
-			code       string
-			field      string
-		}{
+		for _, tc := range []refused{
 			{"a member twice", task(`{"name": "a", "topic": "mail", "topic": "sms"}`), 400, sluiceweb.CodeInvalidRequest, "tasks[0].topic"},
 			{"a member twice by case", task(`{"name": "a", "topic": "mail", "Topic": "sms"}`), 400, sluiceweb.CodeInvalidRequest, "tasks[0].Topic"},
 			{"a member by case only", task(`{"Name": "a", "topic": "mail"}`), 400, sluiceweb.CodeInvalidRequest, "tasks[0].Name"},
@@ -131,12 +134,7 @@ func TestBatchRefusesBadInputAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, db *database) {
 		e := newEnv(t, db, nil)
-		for _, tc := range []struct {
-			name, body string
-			status     int
-			code       string
-			field      string
-		}{
+		for _, tc := range []refused{
 			{"no job", `{"name": "b", "jobs": []}`, 400, sluiceweb.CodeInvalidBatch, "jobs"},
 			{"too many jobs", `{"jobs": [` + strings.Repeat(`{"topic":"mail"},`, sluice.MaxGroupJobs) + `{"topic":"mail"}]}`, 400, sluiceweb.CodeInvalidBatch, "jobs"},
 			{"a job with a unique key", `{"jobs": [{"topic": "mail"}, {"topic": "mail", "unique_key": "k"}]}`, 400, sluiceweb.CodeInvalidRequest, "jobs[1].unique_key"},
