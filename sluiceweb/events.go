@@ -37,6 +37,11 @@ const (
 // streamRetry is the reconnection delay an event stream asks browsers for.
 const streamRetry = 2 * time.Second
 
+// streamInterval is the least time between two writes of an event stream:
+// the first event after a pause is written at once, and those that come
+// within the interval after a write wait for the next, together.
+const streamInterval = 100 * time.Millisecond
+
 // events serves GET api/events: the client's change feed as Server-Sent
 // Events, one event per change, with the change's ID as the event's ID, so
 // that a browser that reconnects resumes with Last-Event-ID. Every stream
@@ -85,7 +90,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 
 // stream writes s's events to w until the request ends, the stream ends
 // or the handler is closed: whatever is waiting at once, in a few writes
-// and one flush.
+// and one flush, at most once per streamInterval.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, s *fanout.Stream) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's WriteTimeout
@@ -110,10 +115,27 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, s *fanout.Strea
 	}
 	heartbeat := time.NewTicker(h.opts.Heartbeat)
 	defer heartbeat.Stop()
+	// While a write waits out the interval, ready is nil and hold fires
+	// when it may go: events that come meanwhile wake nothing.
+	pause := time.NewTimer(streamInterval)
+	pause.Stop()
+	defer pause.Stop()
+	ready, hold := s.Ready(), (<-chan time.Time)(nil)
+	var last time.Time
 	for {
 		var err error
 		select {
-		case <-s.Ready():
+		case <-ready:
+			if wait := streamInterval - time.Since(last); wait > 0 {
+				pause.Reset(wait)
+				ready, hold = nil, pause.C
+				continue
+			}
+			last = time.Now()
+			_, err = s.WriteTo(w)
+		case <-hold:
+			ready, hold = s.Ready(), nil
+			last = time.Now()
 			_, err = s.WriteTo(w)
 		case <-heartbeat.C:
 			_, err = io.WriteString(w, ": heartbeat\n\n")

@@ -80,6 +80,13 @@ type Options struct {
 	// wait for it. Default DefaultStreamBuffer.
 	StreamBuffer int
 
+	// StreamRate is how many events a second an event stream sends at
+	// most, on average, in bursts of up to StreamBuffer: when jobs change
+	// faster, it sends a reset instead, so that open streams cost the
+	// process a bounded share of its time however busy the queue.
+	// Default DefaultStreamRate; negative for no limit.
+	StreamRate int
+
 	// Logger receives the errors the handler answers 500 for. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -142,7 +149,10 @@ func New[TTx any](client *sluice.Client[TTx], opts *Options) (*Handler, error) {
 	if h.opts.StreamBuffer <= 0 {
 		h.opts.StreamBuffer = DefaultStreamBuffer
 	}
-	h.streams = newStreams(client, h.opts.Logger, h.opts.StreamBuffer)
+	if h.opts.StreamRate == 0 {
+		h.opts.StreamRate = DefaultStreamRate
+	}
+	h.streams = newStreams(client, h.opts.Logger, h.opts.StreamBuffer, h.opts.StreamRate)
 	for i, t := range opts.AllowedTopics {
 		if t == "" {
 			return nil, &OptionsError{Field: fmt.Sprintf("AllowedTopics[%d]", i), Reason: "empty"}

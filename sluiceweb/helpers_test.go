@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helperMain())
 	}
+	if os.Getenv(readersEnv) != "" {
+		os.Exit(readersMain())
+	}
 	code := m.Run()
 	// A whole run must have had every documented operation answer 2xx
 	// once, its body checked against the document.

@@ -17,6 +17,11 @@ import (
 // reader that falls behind, when Options.StreamBuffer is not set.
 const DefaultStreamBuffer = 1024
 
+// DefaultStreamRate is how many events a second an event stream sends at
+// most, when Options.StreamRate is not set: more than a page has use for
+// (at some 330 bytes an event, 330 KB/s).
+const DefaultStreamRate = 1000
+
 // feedBuffer is the buffer of the streams' subscription to the change
 // feed: larger than what one read of the feed reports at most, in three
 // parts of DefaultFeedMaxRows.
@@ -59,9 +64,11 @@ type session struct {
 	done  chan struct{}
 }
 
-func newStreams(c client, logger *slog.Logger, buffer int) *streams {
+// newStreams returns the streams of a client, each holding up to buffer
+// events and sending up to rate a second (none when negative).
+func newStreams(c client, logger *slog.Logger, buffer, rate int) *streams {
 	return &streams{c: c, logger: logger, hub: fanout.New(fanout.Config{Buffer: buffer,
-		History: sluice.DefaultFeedHistory, Reset: resetFrame})}
+		History: sluice.DefaultFeedHistory, Reset: resetFrame, Rate: float64(max(rate, 0))})}
 }
 
 // join returns a stream of the changes and records f selects, after the

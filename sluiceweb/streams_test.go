@@ -205,7 +205,9 @@ func newSmallWritesEnv(t *testing.T, db *database, opts *sluiceweb.Options) *env
 func TestEventsResetAReaderThatFallsBehindWhileTheOthersKeepUp(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, db *database) {
-		e := newSmallWritesEnv(t, db, &sluiceweb.Options{Authorize: sluiceweb.AllowAll, StreamBuffer: 16})
+		// No rate: the fast reader may take its events faster than the
+		// default allows a stream of 16.
+		e := newSmallWritesEnv(t, db, &sluiceweb.Options{Authorize: sluiceweb.AllowAll, StreamBuffer: 16, StreamRate: -1})
 		watched := e.enqueue(nil)
 		oneJob := e.rawEvents("api/events?ids="+watched, 0)
 		slow := e.rawEvents("api/events", 2048) // not read until the end

@@ -381,7 +381,10 @@ export interface SubscribeOptions {
   onLog?: (event: JobLogEvent) => void;
   /**
    * Some changes were not sent (`"resync"`), or the stream could not resume
-   * where it left off (`"reset"`): refetch what you show.
+   * where it left off, or fell behind and had events dropped (`"reset"`):
+   * refetch what you show. A stream of a few jobs is never near the
+   * server's limits; one of every change may be reset when jobs change
+   * faster than it sends.
    */
   onResync?: (reason: "resync" | "reset") => void;
   /** An error of the stream; it reconnects by itself unless the error is a refusal (401, 403, 400). */

@@ -12,7 +12,9 @@
 // dropped and the stream is marked reset: its writer writes a reset event
 // before the events that come after, so that the reader refetches what it
 // shows. Publish never waits for a writer, so a slow reader slows nobody
-// but itself.
+// but itself. A stream may also have a rate: what it sends over time, on
+// average, when more comes, is a reset instead, so that what the streams
+// cost the process stays bounded however fast events come.
 //
 // The hub keeps the latest events that have an ID, so that a stream that
 // joins after an event it has seen ([Hub.Join]) starts with those it
@@ -23,6 +25,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // chunk is the size of the writes WriteTo makes, unless one event is
@@ -62,6 +65,12 @@ type Config struct {
 	// Reset returns the frame of a reset event whose ID is id: the
 	// sequence's latest event when the stream missed events.
 	Reset func(id string) []byte
+	// Rate, if positive, is how many events a second a stream writes at
+	// most, on average, in bursts of up to Buffer: a write that would
+	// exceed it writes a reset instead of its events.
+	Rate float64
+	// Now is the clock of Rate; default time.Now.
+	Now func() time.Time
 }
 
 // Hub fans events out to streams. Its methods are safe for concurrent use.
@@ -87,6 +96,9 @@ type Hub struct {
 // New returns a hub without streams or history.
 func New(cfg Config) *Hub {
 	cfg.Buffer, cfg.History = max(cfg.Buffer, 1), max(cfg.History, 1)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Hub{cfg: cfg, byID: make(map[string][]*Stream), byTopic: make(map[string][]*Stream),
 		ring: make([]*Event, cfg.History)}
 }
@@ -187,6 +199,7 @@ func (h *Hub) End() {
 // longer keeps them all (or never had after). Leave it when done.
 func (h *Hub) Join(f Filter, after string) *Stream {
 	s := &Stream{ids: set(f.IDs), topics: set(f.Topics), limit: h.cfg.Buffer, encodeReset: h.cfg.Reset, resets: &h.resets,
+		rate: h.cfg.Rate, now: h.cfg.Now, tokens: float64(h.cfg.Buffer), filled: h.cfg.Now(),
 		ready: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -286,10 +299,16 @@ type Stream struct {
 	limit       int
 	encodeReset func(id string) []byte
 	resets      *atomic.Uint64
+	rate        float64
+	now         func() time.Time
 	ready       chan struct{}
 	done        chan struct{}
 	// hub is the hub while the stream is in it; the hub's mu guards it.
 	hub *Hub
+	// tokens are the events the stream may write under its rate, as of
+	// filled; only the writer touches them.
+	tokens float64
+	filled time.Time
 
 	mu sync.Mutex
 	// pending are the events waiting; spare is the array the writer gave
@@ -347,13 +366,30 @@ func (s *Stream) signal() {
 	}
 }
 
+// allow reports whether the stream's rate lets it write n events now,
+// and if so counts them.
+func (s *Stream) allow(n int) bool {
+	if s.rate <= 0 {
+		return true
+	}
+	now := s.now()
+	s.tokens = min(float64(s.limit), s.tokens+s.rate*now.Sub(s.filled).Seconds())
+	s.filled = now
+	if float64(n) > s.tokens {
+		return false
+	}
+	s.tokens -= float64(n)
+	return true
+}
+
 // bufs are WriteTo's buffers.
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, chunk); return &b }}
 
 // WriteTo writes the events waiting to w, a reset event first if events
-// were dropped, in writes of up to 64 KiB (or one event, if larger). It
-// returns the bytes written and the first error. Only one goroutine, the
-// stream's writer, may call it.
+// were dropped, in writes of up to 64 KiB (or one event, if larger); or,
+// when writing them would exceed the stream's rate, a reset event alone.
+// It returns the bytes written and the first error. Only one goroutine,
+// the stream's writer, may call it.
 func (s *Stream) WriteTo(w io.Writer) (int64, error) {
 	s.mu.Lock()
 	events := s.pending
@@ -367,6 +403,11 @@ func (s *Stream) WriteTo(w io.Writer) (int64, error) {
 		s.spare = events[:0]
 		s.mu.Unlock()
 	}()
+	if n := len(events); n > 0 && !s.allow(n) {
+		reset, at = true, events[n-1].at
+		clear(events)
+		events = events[:0]
+	}
 
 	bp := bufs.Get().(*[]byte)
 	defer func() {

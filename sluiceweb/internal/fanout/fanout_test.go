@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -171,6 +172,46 @@ func TestResetCarriesThePositionOfWhatWasDropped(t *testing.T) {
 	// latest event when a's overflowed, a log with no ID of its own.
 	h.Publish([]*Event{change(1, "a", "x"), change(2, "b", "x"), live("a", "x"), change(4, "b", "x"), live("a", "x"), change(6, "a", "x")})
 	require.Equal(t, []string{"reset@4", "6"}, drain(t, s))
+}
+
+func TestAStreamOverItsRateWritesAResetInstead(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1e9, 0)
+	h := New(Config{Buffer: 4, History: 100, Rate: 10, Now: func() time.Time { return now },
+		Reset: func(id string) []byte { return []byte("reset@" + id + ";") }})
+	s := h.Join(Filter{}, "")
+	publish := func(ns ...int) {
+		for _, n := range ns {
+			h.Publish([]*Event{change(n, "a", "x")})
+		}
+	}
+	// A burst as large as the buffer goes at once; then 10 a second.
+	publish(1, 2, 3, 4)
+	require.Equal(t, []string{"1", "2", "3", "4"}, drain(t, s))
+	publish(5)
+	require.Equal(t, []string{"reset@5"}, drain(t, s), "none left this second")
+	now = now.Add(100 * time.Millisecond)
+	publish(6)
+	require.Equal(t, []string{"6"}, drain(t, s))
+	now = now.Add(100 * time.Millisecond)
+	publish(7, 8)
+	require.Equal(t, []string{"reset@8"}, drain(t, s), "one allowed, two waiting: neither goes")
+	now = now.Add(time.Second)
+	publish(9)
+	h.Publish([]*Event{live("a", "x")})
+	publish(10)
+	require.Equal(t, []string{"9", "log:a", "10"}, drain(t, s), "the allowance refilled, to the buffer at most")
+	require.Equal(t, uint64(2), h.Resets())
+
+	// Without a rate, a stream writes whatever its buffer holds.
+	unlimited := newHub(4, 100)
+	u := unlimited.Join(Filter{}, "")
+	for round := range 3 {
+		for n := range 4 {
+			unlimited.Publish([]*Event{change(4*round+n, "a", "x")})
+		}
+		require.Len(t, drain(t, u), 4)
+	}
 }
 
 func TestWriteToCoalescesEventsIntoFewWrites(t *testing.T) {
