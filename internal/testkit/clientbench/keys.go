@@ -2,6 +2,7 @@ package clientbench
 
 import (
 	"context"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,25 +22,50 @@ type Fresh[TTx any] func(variant bool) (driver.Driver[TTx], func())
 // and as the variant, alternately and each on a fresh table, and reports
 // the median jobs/s of each and the variant's share of the plain
 // (variant/plain): a ratio measured side by side, which a shared machine's
-// noise moves less than either figure.
+// noise moves less than either figure. It also reports the median CPU time
+// of the process per job of each (which on SQLite includes the database's
+// work and on Postgres does not include the server's), and logs each
+// pair's figures. Each run carries the profiler label versus=plain or
+// versus=variant, so that a CPU profile tells their costs apart
+// (go tool pprof -tagfocus versus=variant).
 func Versus[TTx any](b *testing.B, fresh Fresh[TTx], n, reps int, o BurnDownOptions) {
 	b.Helper()
-	var plain, variant []float64
+	var plain, variant, plainCPU, variantCPU []float64
 	for range reps {
 		for _, v := range []bool{false, true} {
 			d, cleanup := fresh(v)
-			rate := burnDown(b, d, n, o)
+			var rate, cpu float64
+			labeled(v, func() {
+				cpu0 := cpuTime()
+				rate = burnDown(b, d, n, o)
+				cpu = float64((cpuTime() - cpu0).Microseconds()) / float64(n)
+			})
 			cleanup()
 			if v {
-				variant = append(variant, rate)
+				variant, variantCPU = append(variant, rate), append(variantCPU, cpu)
 			} else {
-				plain = append(plain, rate)
+				plain, plainCPU = append(plain, rate), append(plainCPU, cpu)
 			}
 		}
+		b.Logf("plain %.0f jobs/s %.1f cpu_us/job, variant %.0f jobs/s %.1f cpu_us/job: %.3f", plain[len(plain)-1],
+			plainCPU[len(plainCPU)-1], variant[len(variant)-1], variantCPU[len(variantCPU)-1],
+			variant[len(variant)-1]/plain[len(plain)-1])
 	}
 	b.ReportMetric(median(plain), "plain_jobs/s")
 	b.ReportMetric(median(variant), "variant_jobs/s")
 	b.ReportMetric(median(variant)/median(plain), "variant/plain")
+	b.ReportMetric(median(plainCPU), "plain_cpu_us/job")
+	b.ReportMetric(median(variantCPU), "variant_cpu_us/job")
+}
+
+// labeled runs f with the profiler label versus=variant when variant is
+// true, else versus=plain; goroutines f starts inherit it.
+func labeled(variant bool, f func()) {
+	name := "plain"
+	if variant {
+		name = "variant"
+	}
+	pprof.Do(context.Background(), pprof.Labels("versus", name), func(context.Context) { f() })
 }
 
 // SetKeyLimits stores limits for scope in d's table through a client of
