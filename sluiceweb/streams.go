@@ -18,9 +18,10 @@ import (
 const DefaultStreamBuffer = 1024
 
 // DefaultStreamRate is how many events a second an event stream sends at
-// most, when Options.StreamRate is not set: more than a page has use for
-// (at some 330 bytes an event, 330 KB/s).
-const DefaultStreamRate = 1000
+// most, when Options.StreamRate is not set: at some 330 bytes an event,
+// 33 KB/s, more than a page that refetches what it shows a few times a
+// second has use for.
+const DefaultStreamRate = 100
 
 // feedBuffer is the buffer of the streams' subscription to the change
 // feed: larger than what one read of the feed reports at most, in three
@@ -32,8 +33,9 @@ const pumpBatch = 512
 
 // streams serves a handler's event streams from one subscription to its
 // client's change feed and one to its log records, however many streams
-// are open: each change is encoded once, into a fanout.Event that every
-// stream selecting it shares (see package fanout).
+// are open: each change is encoded at most once, into a fanout.Event that
+// every stream selecting it shares, and not at all if none selects it
+// (see package fanout).
 //
 // The subscriptions live in a session, which the first stream starts and
 // the last one's leaving stops. A session that starts after another
@@ -217,9 +219,10 @@ func (ss *streams) ended(sess *session) {
 	ss.hub.End()
 }
 
-// encodeChange returns ch as an event; a change that cannot be encoded
-// (a job's progress whose data is not JSON, say) is logged and sent as a
-// resync, which tells browsers to refetch.
+// encodeChange returns ch as an event, encoded when a stream first
+// writes it (a change no stream selects costs no encoding); a change
+// that cannot be encoded (a job's progress whose data is not JSON, say)
+// is logged and sent as a resync, which tells browsers to refetch.
 func (ss *streams) encodeChange(ch sluice.Change) *fanout.Event {
 	name := EventJob
 	switch ch.Kind {
@@ -228,12 +231,15 @@ func (ss *streams) encodeChange(ch sluice.Change) *fanout.Event {
 	case sluice.ChangeReset:
 		name = EventReset
 	}
-	data, err := json.Marshal(ch)
-	if err != nil {
-		ss.logger.Error("sluiceweb: a change cannot be encoded; streams get a resync instead", "id", ch.ID, "error", err)
-		name, data = EventResync, mustMarshal(sluice.Change{ID: ch.ID, Kind: sluice.ChangeResync, At: ch.At})
-	}
-	ev := &fanout.Event{ID: ch.ID, Frame: fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", ch.ID, name, data)}
+	ev := &fanout.Event{ID: ch.ID, Encode: func() []byte {
+		name := name
+		data, err := json.Marshal(ch)
+		if err != nil {
+			ss.logger.Error("sluiceweb: a change cannot be encoded; streams get a resync instead", "id", ch.ID, "error", err)
+			name, data = EventResync, mustMarshal(sluice.Change{ID: ch.ID, Kind: sluice.ChangeResync, At: ch.At})
+		}
+		return fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", ch.ID, name, data)
+	}}
 	if ch.Job != nil && name == EventJob {
 		ev.Job, ev.Topic = ch.Job.ID, ch.Job.Topic
 	}

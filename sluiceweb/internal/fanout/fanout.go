@@ -1,4 +1,6 @@
 // Package fanout delivers events, each encoded once, to many streams.
+// An event may be encoded when a stream first writes it ([Event.Encode]),
+// so that one no stream selects costs no encoding.
 //
 // A [Hub] holds the streams. [Hub.Publish] appends each event to the
 // buffer of every stream that selects it: streams without a filter take a
@@ -43,10 +45,30 @@ type Event struct {
 	// Frame is the event as written. Streams share it: it must not be
 	// changed once published.
 	Frame []byte
+	// Encode, if not nil and Frame is nil, returns Frame: it is called
+	// once, by the first stream that writes the event, so that an event
+	// no stream selects is never encoded. It may be called from any
+	// goroutine.
+	Encode func() []byte
+
+	// once guards the call of Encode.
+	once sync.Once
 
 	// at is the ID of the sequence's latest event when it was published:
 	// its own, or the one before it.
 	at string
+}
+
+// frame returns the event as written, encoding it on first use.
+func (ev *Event) frame() []byte {
+	if ev.Encode != nil {
+		ev.once.Do(func() {
+			if ev.Frame == nil {
+				ev.Frame = ev.Encode()
+			}
+		})
+	}
+	return ev.Frame
 }
 
 // Filter selects a stream's events: those of jobs in IDs, if any, and of
@@ -429,12 +451,13 @@ func (s *Stream) WriteTo(w io.Writer) (int64, error) {
 		buf = append(buf, s.encodeReset(at)...)
 	}
 	for _, ev := range events {
-		if len(buf) > 0 && len(buf)+len(ev.Frame) > chunk {
+		frame := ev.frame()
+		if len(buf) > 0 && len(buf)+len(frame) > chunk {
 			if err := flush(); err != nil {
 				return written, err
 			}
 		}
-		buf = append(buf, ev.Frame...)
+		buf = append(buf, frame...)
 	}
 	var err error
 	if len(buf) > 0 {

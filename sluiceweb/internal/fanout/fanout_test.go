@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,6 +173,37 @@ func TestResetCarriesThePositionOfWhatWasDropped(t *testing.T) {
 	// latest event when a's overflowed, a log with no ID of its own.
 	h.Publish([]*Event{change(1, "a", "x"), change(2, "b", "x"), live("a", "x"), change(4, "b", "x"), live("a", "x"), change(6, "a", "x")})
 	require.Equal(t, []string{"reset@4", "6"}, drain(t, s))
+}
+
+func TestAnEventIsEncodedOnceAndOnlyIfAStreamWritesIt(t *testing.T) {
+	t.Parallel()
+	h := newHub(100, 100)
+	var streams []*Stream
+	for range 8 {
+		streams = append(streams, h.Join(Filter{IDs: []string{"a"}}, ""))
+	}
+	var calls [2]atomic.Int32
+	lazy := func(i int, job string) *Event {
+		return &Event{ID: fmt.Sprint(i + 1), Job: job, Topic: "x", Encode: func() []byte {
+			calls[i].Add(1)
+			return []byte(job + ";")
+		}}
+	}
+	h.Publish([]*Event{lazy(0, "a"), lazy(1, "b")})
+	var wg sync.WaitGroup
+	for _, s := range streams {
+		wg.Go(func() { require.Equal(t, []string{"a"}, drain(t, s)) })
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), calls[0].Load(), "eight streams wrote it: encoded once")
+	require.Zero(t, calls[1].Load(), "no stream selects it: never encoded")
+
+	// A stream that joins later and replays it writes the same frame.
+	late := h.Join(Filter{}, "0")
+	require.Equal(t, []string{"reset@2"}, drain(t, late), "0 was never kept: a reset")
+	again := h.Join(Filter{IDs: []string{"b"}}, "1")
+	require.Equal(t, []string{"b"}, drain(t, again))
+	require.Equal(t, int32(1), calls[1].Load())
 }
 
 func TestAStreamOverItsRateWritesAResetInstead(t *testing.T) {
