@@ -81,7 +81,7 @@ type Options struct {
 	StreamBuffer int
 
 	// StreamRate is how many events a second an event stream sends at
-	// most, on average, in bursts of up to StreamBuffer: when jobs change
+	// most, on average, in bursts of up to a second's worth: when jobs change
 	// faster, it sends a reset instead, so that open streams cost the
 	// process a bounded share of its time however busy the queue.
 	// Default DefaultStreamRate; negative for no limit.

@@ -130,14 +130,15 @@ type roundResult struct {
 	// bytes and resets are what the streams received, in all.
 	bytes, resets int64
 	// cpu is the process's CPU time during the burn, the GETs'
-	// included, the readers' not.
-	cpu time.Duration
+	// included, the readers' not; readersCPU is the readers' process's,
+	// from their streams' opening to their end.
+	cpu, readersCPU time.Duration
 }
 
 func benchStreams[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing.B) (driver.Driver[TTx], func())) {
 	// Each side's rounds: [0] without streams, [1] with.
 	var sides [2]struct {
-		rates, cpu, mb, resets []float64
+		rates, cpu, mb, resets, readersCPU []float64
 		gets                   []time.Duration
 		errs                   int64
 	}
@@ -160,6 +161,7 @@ func benchStreams[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 				side.errs += r.errs
 				side.rates, side.cpu = append(side.rates, r.jobsPerSec), append(side.cpu, cpu)
 				side.mb, side.resets = append(side.mb, mb), append(side.resets, resets)
+				side.readersCPU = append(side.readersCPU, float64(r.readersCPU.Microseconds())/float64(sc.jobs))
 				side.gets = append(side.gets, r.gets...)
 				pair[boolIndex(watched)] = r.jobsPerSec
 			}
@@ -179,6 +181,7 @@ func benchStreams[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 	b.ReportMetric(slices.Max(ratios), "streams/off_max")
 	b.ReportMetric(median(sides[1].mb), "MB/stream")
 	b.ReportMetric(median(sides[1].resets), "resets/stream")
+	b.ReportMetric(median(sides[1].readersCPU), "readers_cpu_us/job")
 }
 
 func boolIndex(v bool) int {
@@ -251,8 +254,9 @@ func streamsRound[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 	if err := c.Stop(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return roundResult{jobsPerSec: float64(sc.jobs) / elapsed.Seconds(), gets: gets, errs: errs, bytes: readers.close(b),
-		resets: int64(sluiceweb.StreamResets(h)), cpu: cpu}
+	bytes, readersCPU := readers.close(b)
+	return roundResult{jobsPerSec: float64(sc.jobs) / elapsed.Seconds(), gets: gets, errs: errs, bytes: bytes,
+		resets: int64(sluiceweb.StreamResets(h)), cpu: cpu, readersCPU: readersCPU}
 }
 
 // burnClient returns a client of d with burnWorkers workers of no-op mail
@@ -379,7 +383,8 @@ const readersEnv = "SLUICEWEB_BENCH_READERS"
 // readersMain opens the event streams whose URLs stdin lists, one a line
 // until an empty one, each on a connection of its own, and prints "open"
 // once all have answered. It reads them as fast as they come until stdin
-// ends, then prints "bytes" and how many it read. The readers run in a
+// ends, then prints "bytes" and how many it read, and "cpu" and the CPU
+// time in nanoseconds it used meanwhile. The readers run in a
 // process of their own so that the benchmark's process's CPU time is the
 // server's; they still share the machine's cores with it.
 func readersMain() int {
@@ -406,13 +411,14 @@ func readersMain() int {
 		})
 	}
 	fmt.Println("open")
+	cpu0 := processCPU()
 	for in.Scan() {
 	}
 	for _, c := range conns {
 		_ = c.Close()
 	}
 	wg.Wait()
-	fmt.Println("bytes", read.Load())
+	fmt.Println("bytes", read.Load(), "cpu", int64(processCPU()-cpu0))
 	return 0
 }
 
@@ -473,20 +479,21 @@ func startReaders(b *testing.B, urls []string) *streamReaders {
 }
 
 // close ends the readers' process and returns the bytes its streams
-// received; a nil rs received none.
-func (rs *streamReaders) close(b *testing.B) int64 {
+// received and the CPU time it used; a nil rs received none.
+func (rs *streamReaders) close(b *testing.B) (int64, time.Duration) {
 	if rs == nil {
-		return 0
+		return 0, 0
 	}
 	_ = rs.stdin.Close()
 	var n int64
+	var cpu time.Duration
 	if rs.out.Scan() {
-		_, _ = fmt.Sscanf(rs.out.Text(), "bytes %d", &n)
+		_, _ = fmt.Sscanf(rs.out.Text(), "bytes %d cpu %d", &n, &cpu)
 	}
 	if err := rs.cmd.Wait(); err != nil {
 		b.Fatalf("the readers: %v", err)
 	}
-	return n
+	return n, cpu
 }
 
 // percentile returns the p-th quantile of ds (0 < p <= 1).

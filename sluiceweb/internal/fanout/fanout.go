@@ -88,8 +88,9 @@ type Config struct {
 	// sequence's latest event when the stream missed events.
 	Reset func(id string) []byte
 	// Rate, if positive, is how many events a second a stream writes at
-	// most, on average, in bursts of up to Buffer: a write that would
-	// exceed it writes a reset instead of its events.
+	// most, on average, in bursts of up to a second's worth (or Buffer,
+	// if fewer): a write that would exceed it writes a reset instead of
+	// its events.
 	Rate float64
 	// Now is the clock of Rate; default time.Now.
 	Now func() time.Time
@@ -123,6 +124,12 @@ func New(cfg Config) *Hub {
 	}
 	return &Hub{cfg: cfg, byID: make(map[string][]*Stream), byTopic: make(map[string][]*Stream),
 		ring: make([]*Event, cfg.History)}
+}
+
+// burst is the most events a stream may write at once under its rate: a
+// second's worth, at least one, at most Buffer.
+func (h *Hub) burst() float64 {
+	return min(float64(h.cfg.Buffer), max(h.cfg.Rate, 1))
 }
 
 // Resets returns how many reset events the streams' writers have written.
@@ -221,7 +228,7 @@ func (h *Hub) End() {
 // longer keeps them all (or never had after). Leave it when done.
 func (h *Hub) Join(f Filter, after string) *Stream {
 	s := &Stream{ids: set(f.IDs), topics: set(f.Topics), limit: h.cfg.Buffer, encodeReset: h.cfg.Reset, resets: &h.resets,
-		rate: h.cfg.Rate, now: h.cfg.Now, tokens: float64(h.cfg.Buffer), filled: h.cfg.Now(),
+		rate: h.cfg.Rate, burst: h.burst(), now: h.cfg.Now, tokens: h.burst(), filled: h.cfg.Now(),
 		ready: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -321,7 +328,7 @@ type Stream struct {
 	limit       int
 	encodeReset func(id string) []byte
 	resets      *atomic.Uint64
-	rate        float64
+	rate, burst float64
 	now         func() time.Time
 	ready       chan struct{}
 	done        chan struct{}
@@ -395,7 +402,7 @@ func (s *Stream) allow(n int) bool {
 		return true
 	}
 	now := s.now()
-	s.tokens = min(float64(s.limit), s.tokens+s.rate*now.Sub(s.filled).Seconds())
+	s.tokens = min(s.burst, s.tokens+s.rate*now.Sub(s.filled).Seconds())
 	s.filled = now
 	if float64(n) > s.tokens {
 		return false

@@ -235,6 +235,24 @@ func TestAStreamOverItsRateWritesAResetInstead(t *testing.T) {
 	require.Equal(t, []string{"9", "log:a", "10"}, drain(t, s), "the allowance refilled, to the buffer at most")
 	require.Equal(t, uint64(2), h.Resets())
 
+	// A rate below the buffer allows bursts of a second's worth.
+	slow := New(Config{Buffer: 100, History: 100, Rate: 3, Now: func() time.Time { return now },
+		Reset: func(id string) []byte { return []byte("reset@" + id + ";") }})
+	st := slow.Join(Filter{}, "")
+	for n := range 4 {
+		slow.Publish([]*Event{change(20+n, "a", "x")})
+	}
+	require.Equal(t, []string{"reset@23"}, drain(t, st), "four at once, three a second")
+	slow.Publish([]*Event{change(24, "a", "x")})
+	require.Equal(t, []string{"24"}, drain(t, st))
+	now = now.Add(time.Hour)
+	for n := range 3 {
+		slow.Publish([]*Event{change(25+n, "a", "x")})
+	}
+	require.Equal(t, []string{"25", "26", "27"}, drain(t, st), "refilled to three, not more")
+	slow.Publish([]*Event{change(28, "a", "x")})
+	require.Equal(t, []string{"reset@28"}, drain(t, st))
+
 	// Without a rate, a stream writes whatever its buffer holds.
 	unlimited := newHub(4, 100)
 	u := unlimited.Join(Filter{}, "")
