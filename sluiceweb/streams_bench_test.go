@@ -139,8 +139,8 @@ func benchStreams[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 	// Each side's rounds: [0] without streams, [1] with.
 	var sides [2]struct {
 		rates, cpu, mb, resets, readersCPU []float64
-		gets                   []time.Duration
-		errs                   int64
+		gets                               []time.Duration
+		errs                               int64
 	}
 	var ratios []float64
 	for b.Loop() {
