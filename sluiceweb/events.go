@@ -133,10 +133,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, s *fanout.Strea
 			}
 			last = time.Now()
 			_, err = s.WriteTo(w)
+			ready = s.Ready() // asked after the write: what it took no longer counts
 		case <-hold:
-			ready, hold = s.Ready(), nil
-			last = time.Now()
+			hold, last = nil, time.Now()
 			_, err = s.WriteTo(w)
+			ready = s.Ready()
 		case <-heartbeat.C:
 			_, err = io.WriteString(w, ": heartbeat\n\n")
 		case <-s.Done():

@@ -2,11 +2,11 @@
 // An event may be encoded when a stream first writes it ([Event.Encode]),
 // so that one no stream selects costs no encoding.
 //
-// A [Hub] holds the streams. [Hub.Publish] appends each event to the
-// buffer of every stream that selects it: streams without a filter take a
-// whole batch under one lock, and those that watch some jobs or topics are
-// found through an index, so an event costs a map lookup, however many
-// streams watch other jobs. Each stream's writer takes everything waiting
+// A [Hub] holds the streams. [Hub.Publish] appends each event once to a
+// log that every stream without a filter reads from where it left off,
+// however many there are, and to the buffer of each stream with a filter
+// that selects it: those are found through an index, so an event costs a
+// map lookup, however many streams watch other jobs. Each stream's writer takes everything waiting
 // at once ([Stream.WriteTo]) and writes it in a few large writes.
 //
 // A stream's buffer is bounded. When a stream has more events waiting
@@ -103,6 +103,13 @@ type Hub struct {
 	resets atomic.Uint64
 
 	mu sync.Mutex
+	// log holds the latest Buffer events for the streams without a
+	// filter: the n-th event published since the hub began is at
+	// log[n % Buffer], and seq events have been. wake, if not nil, is
+	// closed by the next Publish, for the writers waiting.
+	log  []*Event
+	seq  uint64
+	wake chan struct{}
 	// all are the streams without a filter; filtered those with one,
 	// indexed by job in byID (whose streams may also filter by topic)
 	// and by topic in byTopic (those that filter by topic only).
@@ -123,7 +130,7 @@ func New(cfg Config) *Hub {
 		cfg.Now = time.Now
 	}
 	return &Hub{cfg: cfg, byID: make(map[string][]*Stream), byTopic: make(map[string][]*Stream),
-		ring: make([]*Event, cfg.History)}
+		ring: make([]*Event, cfg.History), log: make([]*Event, cfg.Buffer)}
 }
 
 // burst is the most events a stream may write at once under its rate: a
@@ -158,8 +165,12 @@ func (h *Hub) Publish(events []*Event) {
 		}
 		ev.at = h.last
 	}
-	for _, s := range h.all {
-		s.push(events...)
+	if len(h.all) > 0 {
+		for _, ev := range events {
+			h.log[h.seq%uint64(len(h.log))] = ev
+			h.seq++
+		}
+		h.wakeAll()
 	}
 	if len(h.filtered) == 0 {
 		return
@@ -179,6 +190,15 @@ func (h *Hub) Publish(events []*Event) {
 		for _, s := range h.byTopic[ev.Topic] {
 			s.push(ev)
 		}
+	}
+}
+
+// wakeAll wakes the writers of streams without a filter that wait; h.mu
+// is held.
+func (h *Hub) wakeAll() {
+	if h.wake != nil {
+		close(h.wake)
+		h.wake = nil
 	}
 }
 
@@ -202,8 +222,10 @@ func (h *Hub) Restart(last string) {
 	clear(h.ring)
 	h.head, h.n, h.last = 0, 0, last
 	for _, s := range h.all {
+		s.cursor = h.seq
 		s.markReset(last)
 	}
+	h.wakeAll()
 	for _, s := range h.filtered {
 		s.markReset(last)
 	}
@@ -227,7 +249,7 @@ func (h *Hub) End() {
 // the kept events since that f selects, or with a reset if the hub no
 // longer keeps them all (or never had after). Leave it when done.
 func (h *Hub) Join(f Filter, after string) *Stream {
-	s := &Stream{ids: set(f.IDs), topics: set(f.Topics), limit: h.cfg.Buffer, encodeReset: h.cfg.Reset, resets: &h.resets,
+	s := &Stream{owner: h, ids: set(f.IDs), topics: set(f.Topics), limit: h.cfg.Buffer, encodeReset: h.cfg.Reset, resets: &h.resets,
 		rate: h.cfg.Rate, burst: h.burst(), now: h.cfg.Now, tokens: h.burst(), filled: h.cfg.Now(),
 		ready: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
@@ -244,6 +266,7 @@ func (h *Hub) Join(f Filter, after string) *Stream {
 		}
 	}
 	if s.ids == nil && s.topics == nil {
+		s.shared, s.cursor = true, h.seq
 		h.all = append(h.all, s)
 	} else {
 		h.filtered = append(h.filtered, s)
@@ -277,8 +300,10 @@ func (h *Hub) Leave(s *Stream) {
 		return
 	}
 	s.hub = nil
-	if s.ids == nil && s.topics == nil {
-		h.all = remove(h.all, s)
+	if s.shared {
+		if h.all = remove(h.all, s); len(h.all) == 0 {
+			clear(h.log) // let the events go
+		}
 		return
 	}
 	h.filtered = remove(h.filtered, s)
@@ -324,7 +349,13 @@ func set(ss []string) map[string]bool {
 
 // Stream is one reader's events, waiting for its writer.
 type Stream struct {
+	owner       *Hub
 	ids, topics map[string]bool
+	// shared says the stream has no filter: it reads the hub's log from
+	// cursor on (the hub's mu guards cursor), and its buffer holds only
+	// the events it replays as it joins.
+	shared      bool
+	cursor      uint64
 	limit       int
 	encodeReset func(id string) []byte
 	resets      *atomic.Uint64
@@ -349,8 +380,29 @@ type Stream struct {
 	resetAt string
 }
 
-// Ready receives a value when events are waiting for the writer.
-func (s *Stream) Ready() <-chan struct{} { return s.ready }
+// closed is a channel closed from the start.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Ready returns a channel that receives a value, or is closed, when events
+// are waiting for the writer. Call it again after each WriteTo.
+func (s *Stream) Ready() <-chan struct{} {
+	if !s.shared {
+		return s.ready
+	}
+	h := s.owner
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.mu.Lock()
+	waiting := len(s.pending) > 0 || s.reset
+	s.mu.Unlock()
+	if waiting || s.cursor != h.seq {
+		return closed
+	}
+	if h.wake == nil {
+		h.wake = make(chan struct{})
+	}
+	return h.wake
+}
 
 // Done is closed when the hub ends the stream (Hub.End).
 func (s *Stream) Done() <-chan struct{} { return s.done }
@@ -411,6 +463,41 @@ func (s *Stream) allow(n int) bool {
 	return true
 }
 
+// take returns the events waiting, and whether (and where) the stream
+// was reset before them; the buffer it returns goes back to s.spare.
+func (s *Stream) take() (events []*Event, reset bool, at string) {
+	if s.shared {
+		s.owner.mu.Lock()
+		defer s.owner.mu.Unlock()
+	}
+	s.mu.Lock()
+	events = s.pending
+	s.pending, s.spare = s.spare[:0], nil
+	reset, at = s.reset, s.resetAt
+	s.reset = false
+	s.mu.Unlock()
+	if !s.shared {
+		return events, reset, at
+	}
+	h := s.owner
+	size := uint64(len(h.log))
+	if h.seq-s.cursor > size {
+		// More came than the log holds: what the stream missed is lost.
+		clear(events)
+		events = events[:0]
+		reset, at = true, h.log[(h.seq-1)%size].at
+	} else if n := h.seq - s.cursor; n > 0 {
+		from := s.cursor % size
+		if to := from + n; to <= size {
+			events = append(events, h.log[from:to]...)
+		} else {
+			events = append(append(events, h.log[from:]...), h.log[:to-size]...)
+		}
+	}
+	s.cursor = h.seq
+	return events, reset, at
+}
+
 // bufs are WriteTo's buffers.
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, chunk); return &b }}
 
@@ -420,12 +507,7 @@ var bufs = sync.Pool{New: func() any { b := make([]byte, 0, chunk); return &b }}
 // It returns the bytes written and the first error. Only one goroutine,
 // the stream's writer, may call it.
 func (s *Stream) WriteTo(w io.Writer) (int64, error) {
-	s.mu.Lock()
-	events := s.pending
-	s.pending, s.spare = s.spare[:0], nil
-	reset, at := s.reset, s.resetAt
-	s.reset = false
-	s.mu.Unlock()
+	events, reset, at := s.take()
 	defer func() {
 		clear(events)
 		s.mu.Lock()

@@ -69,13 +69,18 @@ func TestStreamsReceiveWhatTheirFilterSelectsInOrder(t *testing.T) {
 		"jobs b, c in y": {"2", "log:c", "resync3"},
 	}
 	for name, s := range streams {
-		require.Equal(t, want[name], drain(t, s), name)
 		select {
 		case <-s.Ready():
 		default:
 			require.Fail(t, "events are waiting but the stream is not ready", name)
 		}
+		require.Equal(t, want[name], drain(t, s), name)
 		require.Empty(t, drain(t, s), name)
+	}
+	select {
+	case <-streams["all"].Ready():
+		require.Fail(t, "a stream without a filter that has written everything is not ready")
+	default:
 	}
 	require.Equal(t, "4", h.Last())
 
@@ -141,14 +146,17 @@ func TestAStreamThatFallsBehindIsResetAndSlowsNobody(t *testing.T) {
 	require.Equal(t, []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}, got, "nothing lost or reordered")
 	require.Equal(t, []string{"1"}, drain(t, oneJob))
 
-	// The slow stream held 4 events, 2 to 5: 6 did not fit, so they were
-	// dropped with it; then 7 to 10, dropped with 11. After its reset
-	// comes what was published since.
+	// The slow stream may be 4 events behind, and is 11 behind when its
+	// writer comes back: what it missed is dropped, and its reset carries
+	// the latest event's position. After it comes what is published next.
 	h.Publish([]*Event{change(12, "a", "x")})
 	close(stuck.release)
 	writers.Wait()
-	require.Equal(t, []string{"reset@11", "12"}, drain(t, slow))
-	require.Equal(t, []string{"12"}, drain(t, oneJob))
+	require.Equal(t, []string{"reset@12"}, drain(t, slow))
+	h.Publish([]*Event{change(13, "a", "x")})
+	require.Equal(t, []string{"13"}, drain(t, slow))
+	require.Equal(t, []string{"12", "13"}, drain(t, fast))
+	require.Equal(t, []string{"12", "13"}, drain(t, oneJob))
 	require.Equal(t, uint64(1), h.Resets())
 }
 
@@ -173,6 +181,25 @@ func TestResetCarriesThePositionOfWhatWasDropped(t *testing.T) {
 	// latest event when a's overflowed, a log with no ID of its own.
 	h.Publish([]*Event{change(1, "a", "x"), change(2, "b", "x"), live("a", "x"), change(4, "b", "x"), live("a", "x"), change(6, "a", "x")})
 	require.Equal(t, []string{"reset@4", "6"}, drain(t, s))
+}
+
+func TestStreamsWithoutAFilterReadTheLogAcrossItsEnd(t *testing.T) {
+	t.Parallel()
+	h := newHub(4, 100)
+	s := h.Join(Filter{}, "")
+	n := 0
+	for _, batch := range []int{3, 3, 4, 1, 2} {
+		var want []string
+		for range batch {
+			n++
+			h.Publish([]*Event{change(n, "a", "x")})
+			want = append(want, fmt.Sprint(n))
+		}
+		require.Equal(t, want, drain(t, s), "after event %d", n)
+	}
+	h.Publish([]*Event{change(14, "a", "x"), change(15, "a", "x"), change(16, "a", "x"), change(17, "a", "x"),
+		change(18, "a", "x")})
+	require.Equal(t, []string{"reset@18"}, drain(t, s), "five behind, four kept: a reset")
 }
 
 func TestAnEventIsEncodedOnceAndOnlyIfAStreamWritesIt(t *testing.T) {
