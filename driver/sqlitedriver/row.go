@@ -56,67 +56,90 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// scanRow reads one row of the columns listed in columns.
-func scanRow(s scanner) (*driver.JobRow, error) {
-	var (
-		j                                     driver.JobRow
-		status                                string
-		runAt, createdAt                      int64
-		attemptedAt, finalizedAt, lockedUntil sql.NullInt64
-		lockedBy, uniqueKey, attemptedBy      sql.NullString
-		key, sequence                         sql.NullString
-		groupID, task, callbackOf             sql.NullString
-		payload, errs, result, progress       []byte
-		tags, metadata, logs, dependsOn       []byte
-	)
-	err := s.Scan(&j.ID, &j.Topic, &j.Queue, &j.Priority, &payload, &status,
-		&j.Attempt, &j.MaxRetries, &runAt, &createdAt, &attemptedAt,
-		&finalizedAt, &lockedUntil, &lockedBy, &uniqueKey, &errs, &result, &attemptedBy, &progress,
-		&tags, &metadata, &logs, &dependsOn, &j.Waiting, &key, &sequence, &groupID, &task, &callbackOf)
-	if err != nil {
+// rowScanner reads rows of the columns listed in columns. It reuses its
+// destinations from row to row, so that reading a claim of a thousand
+// jobs allocates the jobs and what they hold, not two dozen variables a
+// row.
+type rowScanner struct {
+	j                                     driver.JobRow
+	status                                string
+	runAt, createdAt                      int64
+	attemptedAt, finalizedAt, lockedUntil sql.NullInt64
+	lockedBy, uniqueKey, attemptedBy      sql.NullString
+	key, sequence                         sql.NullString
+	groupID, task, callbackOf             sql.NullString
+	payload, errs, result, progress       []byte
+	tags, metadata, logs, dependsOn       []byte
+	dest                                  []any
+}
+
+// newRowScanner returns a scanner of rows of columns.
+func newRowScanner() *rowScanner {
+	r := &rowScanner{}
+	j := &r.j
+	r.dest = []any{&j.ID, &j.Topic, &j.Queue, &j.Priority, &r.payload, &r.status,
+		&j.Attempt, &j.MaxRetries, &r.runAt, &r.createdAt, &r.attemptedAt,
+		&r.finalizedAt, &r.lockedUntil, &r.lockedBy, &r.uniqueKey, &r.errs, &r.result, &r.attemptedBy, &r.progress,
+		&r.tags, &r.metadata, &r.logs, &r.dependsOn, &j.Waiting, &r.key, &r.sequence, &r.groupID, &r.task, &r.callbackOf}
+	return r
+}
+
+// scan reads one row into a new job.
+func (r *rowScanner) scan(s scanner) (*driver.JobRow, error) {
+	r.j = driver.JobRow{}
+	if err := s.Scan(r.dest...); err != nil {
 		return nil, err
 	}
-	if len(dependsOn) > 0 {
-		if err := json.Unmarshal(dependsOn, &j.DependsOn); err != nil {
+	j := new(driver.JobRow)
+	*j = r.j
+	if len(r.dependsOn) > 0 {
+		if err := json.Unmarshal(r.dependsOn, &j.DependsOn); err != nil {
 			return nil, fmt.Errorf("job %s: decode dependencies: %w", j.ID, err)
 		}
 	}
-	j.Status = driver.JobStatus(status)
-	j.RunAt = fromMicros(runAt)
-	j.CreatedAt = fromMicros(createdAt)
-	j.AttemptedAt = fromNullMicros(attemptedAt)
-	j.FinalizedAt = fromNullMicros(finalizedAt)
-	j.LockedUntil = fromNullMicros(lockedUntil)
-	j.LockedBy = lockedBy.String
-	j.UniqueKey = uniqueKey.String
-	j.Key = key.String
-	j.Sequence = driver.SequencePolicy(sequence.String)
-	j.GroupID, j.Task, j.CallbackOf = groupID.String, task.String, callbackOf.String
-	j.AttemptedBy = attemptedBy.String
-	if len(payload) > 0 {
-		j.Payload = payload
+	j.Status = driver.JobStatus(r.status)
+	j.RunAt = fromMicros(r.runAt)
+	j.CreatedAt = fromMicros(r.createdAt)
+	j.AttemptedAt = fromNullMicros(r.attemptedAt)
+	j.FinalizedAt = fromNullMicros(r.finalizedAt)
+	j.LockedUntil = fromNullMicros(r.lockedUntil)
+	j.LockedBy = r.lockedBy.String
+	j.UniqueKey = r.uniqueKey.String
+	j.Key = r.key.String
+	j.Sequence = driver.SequencePolicy(r.sequence.String)
+	j.GroupID, j.Task, j.CallbackOf = r.groupID.String, r.task.String, r.callbackOf.String
+	j.AttemptedBy = r.attemptedBy.String
+	if len(r.payload) > 0 {
+		j.Payload = r.payload
 	}
-	if result != nil {
-		j.Result = result
+	if r.result != nil {
+		j.Result = r.result
 	}
-	if j.Errors, err = rowcodec.Errors(errs); err != nil {
+	var err error
+	if j.Errors, err = rowcodec.Errors(r.errs); err != nil {
 		return nil, fmt.Errorf("job %s: decode errors: %w", j.ID, err)
 	}
-	if j.Progress, err = rowcodec.Progress(progress); err != nil {
+	if j.Progress, err = rowcodec.Progress(r.progress); err != nil {
 		return nil, fmt.Errorf("job %s: decode progress: %w", j.ID, err)
 	}
-	if err := decodeObserved(&j, tags, metadata, logs); err != nil {
+	if err := decodeObserved(j, r.tags, r.metadata, r.logs); err != nil {
 		return nil, err
 	}
-	return &j, nil
+	return j, nil
+}
+
+// scanRow reads one row of the columns listed in columns.
+func scanRow(s scanner) (*driver.JobRow, error) {
+	return newRowScanner().scan(s)
 }
 
 // scanRows reads every row of rows and closes it.
 func scanRows(rows *sql.Rows) ([]*driver.JobRow, error) {
 	defer rows.Close()
 	var jobs []*driver.JobRow
+	r := newRowScanner()
 	for rows.Next() {
-		j, err := scanRow(rows)
+		j, err := r.scan(rows)
 		if err != nil {
 			return nil, err
 		}
