@@ -27,6 +27,7 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/internal/testkit/clientbench"
 	"github.com/sluicehq/sluice/internal/testkit/dbtest"
 	"github.com/sluicehq/sluice/sluiceweb"
 )
@@ -65,8 +66,9 @@ const (
 // and maximum of all the GETs of each side's rounds, the process's
 // CPU time per job on each side (the GETs' included; the readers run in
 // a process of their own), and what a stream received. Run it with -benchtime 1x: one pass is burnReps
-// pairs after a round to warm up. Postgres runs when
-// SLUICE_TEST_DATABASE_URL is set.
+// pairs after a round to warm up (with SLUICE_BENCH_SMALL, one pair of
+// rounds of a hundredth of the jobs and a tenth of the streams). Postgres
+// runs when SLUICE_TEST_DATABASE_URL is set.
 func BenchmarkEventStreams(b *testing.B) {
 	// Each round's database is closed when the round ends (closing it
 	// again at cleanup does nothing): thirty pools open at once would
@@ -91,14 +93,17 @@ func BenchmarkEventStreams(b *testing.B) {
 		{name: "EnqueueAndWork/300UnfilteredNoRate", streams: 300, rate: -1},
 		{name: "EnqueueAndWork/1000OneJob", streams: 1000, oneJob: true},
 	} {
-		sc.jobs = enqueueJobs
+		sc.jobs = clientbench.Size(enqueueJobs)
 		if sc.burnDown {
-			sc.jobs = burnDownSQLite
+			sc.jobs = clientbench.Size(burnDownSQLite)
+		}
+		if clientbench.Small() {
+			sc.streams = max(sc.streams/10, 1)
 		}
 		b.Run(sc.name+"/SQLite", func(b *testing.B) { benchStreams(b, sc, sqlite) })
 		if os.Getenv(dbtest.EnvURL) != "" {
 			if sc.burnDown {
-				sc.jobs = burnDownPostgres
+				sc.jobs = clientbench.Size(burnDownPostgres)
 			}
 			b.Run(sc.name+"/Postgres", func(b *testing.B) { benchStreams(b, sc, postgres) })
 		}
@@ -143,9 +148,13 @@ func benchStreams[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 		errs                               int64
 	}
 	var ratios []float64
+	reps := burnReps
+	if clientbench.Small() {
+		reps = 1 // a check that it runs
+	}
 	for b.Loop() {
 		streamsRound(b, sc, fresh, false) // warm-up: the first round of a process is slower
-		for i := range burnReps {
+		for i := range reps {
 			var pair [2]float64
 			for _, watched := range []bool{i%2 == 1, i%2 == 0} {
 				r := streamsRound(b, sc, fresh, watched)
@@ -210,7 +219,7 @@ func streamsRound[TTx any](b *testing.B, sc streamsScenario, fresh func(*testing
 	defer h.Close()
 	ctx := context.Background()
 
-	first := burnWatched
+	first := min(burnWatched, sc.jobs)
 	if sc.burnDown {
 		first = sc.jobs
 	}
