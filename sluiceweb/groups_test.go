@@ -302,3 +302,40 @@ func TestGroupIDsAndFilters(t *testing.T) {
 		e.do("GET", "api/workflows/"+wf.ID+"?x=1", "").problem(t, http.StatusBadRequest, sluiceweb.CodeInvalidFilter)
 	})
 }
+
+func TestJobsOfWorkflowsAndBatchesListedAndActedOn(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, db *database) {
+		e := newEnv(t, db, nil)
+		var first, second struct {
+			ID string `json:"id"`
+		}
+		e.do("POST", "api/workflows", `{"tasks": [{"name": "a", "topic": "mail"}, {"name": "b", "topic": "mail", "after": ["a"]}]}`).
+			json(t, http.StatusCreated, &first)
+		e.do("POST", "api/batches", `{"jobs": [{"topic": "mail"}]}`).json(t, http.StatusCreated, &second)
+		e.enqueue(nil) // in neither
+
+		var list struct {
+			Items []jobJSON `json:"items"`
+			Total int       `json:"total"`
+		}
+		e.do("GET", "api/jobs?group_ids="+first.ID, "").json(t, http.StatusOK, &list)
+		require.Equal(t, 2, list.Total)
+		e.do("GET", "api/jobs?group_ids="+first.ID+","+strings.ToUpper(second.ID), "").json(t, http.StatusOK, &list)
+		require.Equal(t, 3, list.Total, "an ID in capitals names the same group")
+		e.do("GET", "api/jobs?group_ids=01a21100-0000-7000-8000-000000000000", "").json(t, http.StatusOK, &list)
+		require.Zero(t, list.Total)
+		p := e.do("GET", "api/jobs?group_ids=not-a-uuid", "").problem(t, http.StatusBadRequest, sluiceweb.CodeInvalidFilter)
+		require.Equal(t, "group_ids[0]", p.Field)
+
+		var res struct {
+			Count int `json:"count"`
+		}
+		e.do("POST", "api/jobs/cancel", `{"group_ids": ["`+second.ID+`"]}`).json(t, http.StatusOK, &res)
+		require.Equal(t, 1, res.Count, "the batch's job, and no other")
+		e.do("GET", "api/jobs?statuses=cancelled", "").json(t, http.StatusOK, &list)
+		require.Equal(t, 1, list.Total)
+		e.do("POST", "api/jobs/cancel", `{"group_ids": ["x"]}`).problem(t, http.StatusBadRequest, sluiceweb.CodeInvalidFilter)
+		require.Equal(t, 1, res.Count)
+	})
+}

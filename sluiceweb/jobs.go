@@ -362,6 +362,8 @@ type filterRequest struct {
 	Metadata map[string]string `json:"metadata"`
 	// Keys selects jobs with one of these keys.
 	Keys []string `json:"keys"`
+	// GroupIDs selects the jobs of these workflows and batches.
+	GroupIDs []string `json:"group_ids"`
 	// Payload jobs whose payload holds each value, a JSON scalar, at its
 	// path ("customer.id"); payloadQuery are those of a list's query.
 	Payload      map[string]json.RawMessage `json:"payload"`
@@ -379,7 +381,7 @@ func (req *filterRequest) jobFilter(code string) (*sluice.JobFilter, error) {
 		return nil, badRequest(code, "any_tag", "needs tags to choose from")
 	}
 	f := &sluice.JobFilter{Topics: req.Topics, Statuses: ss, Queues: req.Queues, UniqueKey: req.UniqueKey,
-		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Keys: req.Keys,
+		Tags: req.Tags, AnyTag: req.AnyTag, Metadata: req.Metadata, Keys: req.Keys, GroupIDs: req.GroupIDs,
 		Payload: payloadConditions(req.payloadQuery, req.Payload)}
 	for _, tf := range []struct {
 		name string
@@ -411,7 +413,7 @@ type listResponse struct {
 // listParams are the query parameters of GET api/jobs.
 // A name ending in a dot is a prefix: metadata.<key>.
 var listParams = []string{"topics", "statuses", "queues", "unique_key", "created_from", "created_before",
-	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, payloadPrefix, "keys", "limit", "offset", "cursor", "order"}
+	"run_at_from", "run_at_before", "tags", "any_tag", metadataPrefix, payloadPrefix, "keys", "group_ids", "limit", "offset", "cursor", "order"}
 
 // list serves GET api/jobs: one page of the jobs a filter selects.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -438,7 +440,7 @@ func listFilter(r *http.Request) (*sluice.ListFilter, error) {
 		return nil, err
 	}
 	req := filterRequest{Topics: q.list("topics"), Statuses: q.list("statuses"), Queues: q.list("queues"), Tags: q.list("tags"),
-		Keys: q.list("keys")}
+		Keys: q.list("keys"), GroupIDs: q.list("group_ids")}
 	if req.AnyTag, err = q.bool("any_tag"); err != nil {
 		return nil, err
 	}

@@ -59,6 +59,7 @@ func listParameters() []obj {
 		param("query", "metadata.{key}", str(""), "Only jobs whose metadata has the key {key} with this string value, "+
 			"e.g. metadata.tenant=acme; one parameter per key. A number or nested value never matches."),
 		param("query", "keys", str(""), "Only jobs with one of these keys, comma-separated (or repeated); a key holding a comma can be selected only in a bulk action's body."),
+		param("query", "group_ids", str(""), "Only the jobs of these workflows and batches (their IDs), comma-separated (or repeated)."),
 		param("query", "payload.{path}", str(""), "Only jobs whose payload holds this value at {path}, keys joined by dots "+
 			"(payload.customer.id=42); one parameter per path, at most 8, each of at most 8 keys of 1 to 64 letters, "+
 			"digits, _ or -. The value is read as JSON when it is a string, number, true, false or null (42 is a number, "+

@@ -130,6 +130,7 @@ func filterProperties() obj {
 		"any_tag":        boolean("Select jobs carrying at least one of tags; it needs tags."),
 		"metadata":       mapOf(str(""), "Jobs whose metadata has each of these keys with this string value."),
 		"keys":           array(str(""), "Jobs with one of these keys."),
+		"group_ids":      array(uuidString(""), "The jobs of these workflows and batches."),
 		"payload": mapOf(anyJSON("A JSON string, number, true, false or null."),
 			"Jobs whose payload holds each value at its path, keys joined by dots (customer.id); see payload.{path} of GET api/jobs."),
 	}

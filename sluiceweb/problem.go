@@ -237,21 +237,37 @@ func jsonName(field string) string {
 	case "Scope":
 		return "name" // the scope of limits is named by the path
 	}
-	name, rest, _ := strings.Cut(field, "[")
-	if rest == "" {
-		return snakeCase(name)
+	var b strings.Builder
+	for field != "" {
+		i := strings.IndexByte(field, '[')
+		if i < 0 {
+			b.WriteString(snakeCase(field))
+			break
+		}
+		b.WriteString(snakeCase(field[:i]))
+		end := len(field) - 1 // an unclosed bracket: the rest as it is
+		if q, err := strconv.QuotedPrefix(field[i+1:]); err == nil {
+			if j := strings.IndexByte(field[i+1+len(q):], ']'); j >= 0 {
+				end = i + 1 + len(q) + j
+			}
+		} else if j := strings.IndexByte(field[i:], ']'); j >= 0 {
+			end = i + j
+		}
+		b.WriteString(field[i : end+1])
+		field = field[end+1:]
 	}
-	i := strings.LastIndexByte(rest, ']')
-	return snakeCase(name) + "[" + rest[:i+1] + snakeCase(rest[i+1:])
+	return b.String()
 }
 
 // snakeCase returns a Go field name, or a path of them joined by dots, in
-// snake case: "RatePeriod" is "rate_period", ".RateLimit" ".rate_limit".
+// snake case: "RatePeriod" is "rate_period", ".RateLimit" ".rate_limit",
+// "GroupIDs" "group_ids" (a run of capitals is one word).
 func snakeCase(s string) string {
+	s = strings.ReplaceAll(s, "IDs", "Ids")
 	var b strings.Builder
 	for i, r := range s {
 		if r >= 'A' && r <= 'Z' {
-			if i > 0 && s[i-1] != '.' {
+			if i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= '0' && s[i-1] <= '9') {
 				b.WriteByte('_')
 			}
 			r += 'a' - 'A'

@@ -159,6 +159,8 @@ export interface ListFilter {
   metadata?: Record<string, string>;
   /** Jobs with one of these keys. */
   keys?: string[];
+  /** The jobs of these workflows and batches, by ID. */
+  groupIds?: string[];
   /** "oldest" (default) or "newest" first. */
   order?: "oldest" | "newest";
   /** Default 100, at most 10,000. */
@@ -449,6 +451,7 @@ export class JobsService {
     put(query, "any_tag", filter.anyTag);
     for (const [key, value] of Object.entries(filter.metadata ?? {})) query["metadata." + key] = value;
     put(query, "keys", filter.keys);
+    put(query, "group_ids", filter.groupIds);
     put(query, "order", filter.order);
     put(query, "limit", filter.limit);
     put(query, "cursor", filter.cursor);

@@ -82,6 +82,9 @@ test("a workflow runs its graph, fails at a task that fails for good, and is ret
   assert.equal(failed.items[0].jobs, undefined);
   const none = await admin.jobs.workflows.list({ statuses: ["completed"], limit: 1 });
   assert.deepEqual(none.items, []);
+  const tasks = await admin.jobs.list({ groupIds: [wf.id] });
+  assert.ok(tasks.items.every((j) => j.group_id === wf.id), JSON.stringify(tasks.items));
+  assert.deepEqual(tasks.items.filter((j) => j.task).map((j) => j.task).sort(), ["album", "fetch", "mail", "resize-0", "resize-1"]);
 
   const retried = await admin.jobs.workflows.retry(wf.id);
   assert.equal(retried.count, 1);
