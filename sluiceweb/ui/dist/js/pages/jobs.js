@@ -178,8 +178,13 @@ function ChipRow({ label, values, chosen, on }) {
   </div>`;
 }
 
+// What is typed is the field's own state until it is applied, so that a
+// live update re-rendering the page never takes it back.
 function TextFilter({ label, value, on, name, error, placeholder }) {
-  return html`<label class="field">${label}<input type="text" name=${name} value=${value} placeholder=${placeholder} aria-invalid=${error ? "true" : undefined}
+  const [v, setV] = useState(value);
+  useEffect(() => setV(value), [value]);
+  return html`<label class="field">${label}<input type="text" name=${name} value=${v} placeholder=${placeholder} aria-invalid=${error ? "true" : undefined}
+    onInput=${(e) => setV(e.target.value)}
     onKeyDown=${(e) => e.key === "Enter" && on(e.target.value)} onBlur=${(e) => e.target.value !== value && on(e.target.value)} />
     ${error && html`<span class="field-error" role="alert">${error}</span>`}</label>`;
 }
