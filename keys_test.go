@@ -275,3 +275,34 @@ func testExplainNamesWhatHoldsAKey[TTx any](t *testing.T, k *kit[TTx]) {
 	require.Equal(t, sluice.ReasonFairShare, ex.Reason, ex.Text)
 	require.Contains(t, ex.Text, "1 other key")
 }
+
+func TestASequencesNextJobStartsWithoutWaitingForThePoll(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testSequenceNextWithoutPoll[*sql.Tx], testSequenceNextWithoutPoll[pgx.Tx])
+}
+
+// testSequenceNextWithoutPoll works a sequence of five jobs with a poll
+// interval of ten minutes: each job's end wakes the claim of the next, so
+// the five finish long before a poll could have found the second.
+func testSequenceNextWithoutPoll[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	r := &running{now: map[string]int{}, most: map[string]int{}, order: map[string][]int{}}
+	w := sluice.NewWorkers()
+	sluice.AddWorker(w, sluice.WorkFunc(r.work))
+	c := k.client(t, &sluice.Config{Workers: w, PollInterval: 10 * time.Minute})
+	var params []sluice.EnqueueParams
+	for n := range 5 {
+		params = append(params, sluice.EnqueueParams{Args: orderArgs{Customer: "a", N: n},
+			Options: &sluice.EnqueueOptions{Sequence: sluice.SequenceHold}})
+	}
+	_, err := c.EnqueueMany(ctx, params)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		res, err := c.List(ctx, &sluice.ListFilter{JobFilter: sluice.JobFilter{Statuses: []sluice.JobStatus{sluice.StatusCompleted}}, Limit: 1})
+		return err == nil && res.Total == len(params)
+	}, time.Minute, 20*time.Millisecond, "the sequence waited for the poll")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, []int{0, 1, 2, 3, 4}, r.order["a"])
+	require.Equal(t, 1, r.most["a"])
+}

@@ -80,6 +80,11 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 		if matched && fin.Status == StatusPending {
 			r.wakeAt(row.Queue, fin.RunAt) // a retry or snooze due before the next poll
 		}
+		if matched && row.Key != "" && fin.Status != StatusPending && (row.Sequence != "" || r.keyedFor(row.Queue)) {
+			// The key's room, or its sequence's next job, is free: a claim
+			// that found fewer jobs than it asked for waits for the poll.
+			r.wake(row.Queue, true)
+		}
 		if matched && row.Task != "" && fin.Status.Finished() {
 			select {
 			case r.releaseKick <- struct{}{}:
