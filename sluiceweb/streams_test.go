@@ -247,22 +247,26 @@ func TestEventsResetAReaderThatFallsBehindWhileTheOthersKeepUp(t *testing.T) {
 
 		// The slow reader may still be behind after its first reset (its
 		// writer took the reset alone, then got stuck again): each time,
-		// another reset, further on.
+		// another reset, further on, until it has the last change, as an
+		// event or within a reset.
 		last := e.enqueue(nil)
-		for {
+		lastEv := fast.await(t, func(evs []sseEvent) bool { return len(evs) > len(got) })[len(got)]
+		require.Equal(t, last, lastEv.change(t).Job.ID)
+		for seq(t, reset.id) < seq(t, lastEv.id) {
 			ev := slow.next()
 			if ev.name == "reset" {
 				require.Greater(t, seq(t, ev.id), seq(t, reset.id), "a later reset is further on")
+				require.LessOrEqual(t, seq(t, ev.id), seq(t, lastEv.id))
 				reset = ev
 				continue
 			}
 			require.Equal(t, "job", ev.name)
 			require.Greater(t, seq(t, ev.id), seq(t, reset.id), "after the reset, only what came after it")
 			if ev.change(t).Job.ID == last {
+				require.Equal(t, lastEv.id, ev.id)
 				break
 			}
 		}
-		require.Equal(t, last, fast.await(t, func(evs []sseEvent) bool { return len(evs) > len(got) })[len(got)].change(t).Job.ID)
 
 		// The stream of one job got nothing of the others.
 		_, err := e.client.Cancel(t.Context(), watched)
