@@ -30,32 +30,35 @@ type Fresh[TTx any] func(variant bool) (driver.Driver[TTx], func())
 // (go tool pprof -tagfocus versus=variant).
 func Versus[TTx any](b *testing.B, fresh Fresh[TTx], n, reps int, o BurnDownOptions) {
 	b.Helper()
-	var plain, variant, plainCPU, variantCPU []float64
+	versus(b, fresh, n, reps, "variant", func(d driver.Driver[TTx], _ bool) float64 { return burnDown(b, d, n, o) })
+}
+
+// versus runs run on a fresh driver reps times each as the plain run and
+// as the variant, alternately, and reports and logs what Versus says,
+// naming the variant's figures after name.
+func versus[TTx any](b *testing.B, fresh Fresh[TTx], n, reps int, name string,
+	run func(d driver.Driver[TTx], variant bool) float64) {
+	b.Helper()
+	var rates, cpus [2][]float64 // [0] plain, [1] the variant
 	for range reps {
-		for _, v := range []bool{false, true} {
+		for i, v := range []bool{false, true} {
 			d, cleanup := fresh(v)
-			var rate, cpu float64
 			labeled(v, func() {
 				cpu0 := cpuTime()
-				rate = burnDown(b, d, n, o)
-				cpu = float64((cpuTime() - cpu0).Microseconds()) / float64(n)
+				rates[i] = append(rates[i], run(d, v))
+				cpus[i] = append(cpus[i], float64((cpuTime()-cpu0).Microseconds())/float64(n))
 			})
 			cleanup()
-			if v {
-				variant, variantCPU = append(variant, rate), append(variantCPU, cpu)
-			} else {
-				plain, plainCPU = append(plain, rate), append(plainCPU, cpu)
-			}
 		}
-		b.Logf("plain %.0f jobs/s %.1f cpu_us/job, variant %.0f jobs/s %.1f cpu_us/job: %.3f", plain[len(plain)-1],
-			plainCPU[len(plainCPU)-1], variant[len(variant)-1], variantCPU[len(variantCPU)-1],
-			variant[len(variant)-1]/plain[len(plain)-1])
+		last := len(rates[0]) - 1
+		b.Logf("plain %.0f jobs/s %.1f cpu_us/job, %s %.0f jobs/s %.1f cpu_us/job: %.3f", rates[0][last], cpus[0][last],
+			name, rates[1][last], cpus[1][last], rates[1][last]/rates[0][last])
 	}
-	b.ReportMetric(median(plain), "plain_jobs/s")
-	b.ReportMetric(median(variant), "variant_jobs/s")
-	b.ReportMetric(median(variant)/median(plain), "variant/plain")
-	b.ReportMetric(median(plainCPU), "plain_cpu_us/job")
-	b.ReportMetric(median(variantCPU), "variant_cpu_us/job")
+	b.ReportMetric(median(rates[0]), "plain_jobs/s")
+	b.ReportMetric(median(rates[1]), name+"_jobs/s")
+	b.ReportMetric(median(rates[1])/median(rates[0]), name+"/plain")
+	b.ReportMetric(median(cpus[0]), "plain_cpu_us/job")
+	b.ReportMetric(median(cpus[1]), name+"_cpu_us/job")
 }
 
 // labeled runs f with the profiler label versus=variant when variant is

@@ -85,32 +85,9 @@ func EnqueueWorkflow[TTx any](b *testing.B, d driver.Driver[TTx], tasks int) {
 // profiler as Versus does.
 func WorkflowVersus[TTx any](b *testing.B, fresh Fresh[TTx], n, reps, enqueuers int, o BurnDownOptions) {
 	b.Helper()
-	var plain, flows, plainCPU, flowsCPU []float64
-	for range reps {
-		for _, v := range []bool{false, true} {
-			d, cleanup := fresh(v)
-			var rate, cpu float64
-			labeled(v, func() {
-				cpu0 := cpuTime()
-				rate = workflowBurn(b, d, n, enqueuers, v, o)
-				cpu = float64((cpuTime() - cpu0).Microseconds()) / float64(n)
-			})
-			cleanup()
-			if v {
-				flows, flowsCPU = append(flows, rate), append(flowsCPU, cpu)
-			} else {
-				plain, plainCPU = append(plain, rate), append(plainCPU, cpu)
-			}
-		}
-		b.Logf("independent %.0f jobs/s %.1f cpu_us/job, workflows %.0f jobs/s %.1f cpu_us/job: %.3f",
-			plain[len(plain)-1], plainCPU[len(plainCPU)-1], flows[len(flows)-1], flowsCPU[len(flowsCPU)-1],
-			flows[len(flows)-1]/plain[len(plain)-1])
-	}
-	b.ReportMetric(median(plain), "plain_jobs/s")
-	b.ReportMetric(median(flows), "workflow_jobs/s")
-	b.ReportMetric(median(flows)/median(plain), "workflow/plain")
-	b.ReportMetric(median(plainCPU), "plain_cpu_us/job")
-	b.ReportMetric(median(flowsCPU), "workflow_cpu_us/job")
+	versus(b, fresh, n, reps, "workflow", func(d driver.Driver[TTx], flows bool) float64 {
+		return workflowBurn(b, d, n, enqueuers, flows, o)
+	})
 }
 
 // workflowBurn is one run of WorkflowVersus; it returns jobs/s.
