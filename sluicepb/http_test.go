@@ -271,6 +271,14 @@ func TestHTTPRuleExcludingATopic(t *testing.T) {
 		{"user reads the charge job", http.MethodGet, "/api/jobs/" + chargeID, who.user, nil, http.StatusForbidden},
 		{"user cancels charge and mail jobs", http.MethodPost, "/api/jobs/cancel", who.user,
 			map[string]any{"topics": []string{"charge", "mail"}}, http.StatusForbidden},
+		// A workflow's or batch's ID names no topic: the request is on
+		// every topic, which the rule refuses.
+		{"user lists a group's jobs", http.MethodGet, "/api/jobs?group_ids=01a21100-0000-7000-8000-000000000000", who.user, nil,
+			http.StatusForbidden},
+		{"user cancels a group's jobs", http.MethodPost, "/api/jobs/cancel", who.user,
+			map[string]any{"group_ids": []string{"01a21100-0000-7000-8000-000000000000"}}, http.StatusForbidden},
+		{"user cancels a group's mail jobs", http.MethodPost, "/api/jobs/cancel", who.user,
+			map[string]any{"topics": []string{"mail"}, "group_ids": []string{"01a21100-0000-7000-8000-000000000000"}}, http.StatusOK},
 		{"superuser lists every job", http.MethodGet, "/api/jobs", who.superuser, nil, http.StatusOK},
 	} {
 		status, body := p.call(t, tc.method, tc.path, tc.token, tc.body)
