@@ -16,6 +16,19 @@ import (
 // removes. It returns an error unless each printed every figure it owes,
 // positive. Tests of each System use it.
 func Exercise(ctx context.Context, factories map[string]Factory, base Spec, fresh func(*Spec) (cleanup func(), err error)) error {
+	for _, spec := range ExerciseSpecs(base) {
+		if err := exerciseOne(ctx, factories, &spec, fresh); err != nil {
+			return fmt.Errorf("%s: %w", spec.Scenario, err)
+		}
+	}
+	return nil
+}
+
+// ExerciseSpecs returns the tiny measurements Exercise runs, one of each
+// kind, for the system and driver base names. Tests of child programs
+// that are not Go run them through the program and check each output with
+// CheckFigures.
+func ExerciseSpecs(base Spec) []Spec {
 	specs := []Spec{
 		{Scenario: "burn_down", Kind: KindBurnDown, Tuned: true, Backlog: 300, Window: time.Minute},
 		{Scenario: "bloat", Kind: KindBurnDown, Backlog: 200, Finished: 500, Window: time.Minute},
@@ -23,13 +36,10 @@ func Exercise(ctx context.Context, factories map[string]Factory, base Spec, fres
 		{Scenario: "enqueue_many", Kind: KindEnqueueMany, Jobs: 250, Batch: 100, Window: time.Minute},
 		{Scenario: "latency", Kind: KindLatency, Jobs: 5, Gap: 5 * time.Millisecond},
 	}
-	for _, spec := range specs {
-		spec.System, spec.Driver = base.System, base.Driver
-		if err := exerciseOne(ctx, factories, &spec, fresh); err != nil {
-			return fmt.Errorf("%s: %w", spec.Scenario, err)
-		}
+	for i := range specs {
+		specs[i].System, specs[i].Driver = base.System, base.Driver
 	}
-	return nil
+	return specs
 }
 
 func exerciseOne(ctx context.Context, factories map[string]Factory, spec *Spec, fresh func(*Spec) (func(), error)) error {
@@ -48,19 +58,35 @@ func exerciseOne(ctx context.Context, factories map[string]Factory, spec *Spec, 
 			return err
 		}
 	}
+	return CheckFigures(spec, out.Bytes())
+}
+
+// CheckFigures returns an error unless out, a child's output for spec,
+// holds every figure spec's kind owes, each positive, and, for a
+// burn-down, a worked figure equal to the backlog: the small backlogs of
+// Exercise are drained whole within their window. Tests of child programs
+// that are not Go use it on their output.
+func CheckFigures(spec *Spec, out []byte) error {
 	want := []string{"jobs_per_s"}
-	if spec.Kind == KindLatency {
+	switch spec.Kind {
+	case KindLatency:
 		want = []string{"p50_ms", "p99_ms"}
+	case KindBurnDown:
+		want = append(want, "worked")
 	}
 	for _, metric := range want {
 		prefix := fmt.Sprintf("BENCH system=%s driver=%s scenario=%s metric=%s value=", spec.System, spec.Driver, spec.Scenario, metric)
-		i := strings.Index(out.String(), prefix)
+		i := strings.Index(string(out), prefix)
 		if i < 0 {
-			return fmt.Errorf("no %s figure in:\n%s", metric, out.String())
+			return fmt.Errorf("no %s figure in:\n%s", metric, out)
 		}
-		value, _, _ := strings.Cut(out.String()[i+len(prefix):], "\n")
-		if v, err := strconv.ParseFloat(value, 64); err != nil || v <= 0 {
+		value, _, _ := strings.Cut(string(out[i+len(prefix):]), "\n")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || v <= 0 {
 			return fmt.Errorf("%s figure %q is not a positive number", metric, value)
+		}
+		if metric == "worked" && int(v) != spec.Backlog {
+			return fmt.Errorf("worked %s of a backlog of %d", value, spec.Backlog)
 		}
 	}
 	return nil
