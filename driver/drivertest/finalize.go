@@ -330,20 +330,26 @@ func testFinalizeRollback[TTx any](h *harness[TTx], _ mode) {
 
 func testFinalizeDelete[TTx any](h *harness[TTx], m mode) {
 	topic := "del_" + newID()[:8]
-	h.insert(h.jobs(5, topic)...)
+	h.insert(h.jobs(6, topic)...)
 	rows := h.claimVia(h.exec(), claimParams(h.base, topic))
-	require.Len(h.t, rows, 5)
+	require.Len(h.t, rows, 6)
 	at := h.at(time.Second)
 	done, failed, retry, fenced, notified := ending(rows[0], driver.StatusCompleted, at),
 		ending(rows[1], driver.StatusFailed, at), retrying(rows[2], h.at(time.Hour), nil),
 		ending(rows[3], driver.StatusCancelled, at), ending(rows[4], driver.StatusCompleted, at)
 	fenced.Attempt++
+	// A plain completion of another claim: a driver may delete plain
+	// completions without updating them first, fenced all the same.
+	fencedDone := ending(rows[5], driver.StatusCompleted, at)
+	fencedDone.AttemptedAt = fencedDone.AttemptedAt.Add(time.Millisecond)
 	note := h.newJob()
 	notified.Insert = []*driver.JobInsert{note}
-	for _, it := range []*driver.JobFinalize{done, failed, retry, fenced, notified} {
+	for _, it := range []*driver.JobFinalize{done, failed, retry, fenced, notified, fencedDone} {
 		it.Delete = true
 	}
-	require.Equal(h.t, []bool{true, true, true, false, true}, finalizeMode(h, m, done, failed, retry, fenced, notified))
+	require.Equal(h.t, []bool{true, true, true, false, true, false},
+		finalizeMode(h, m, done, failed, retry, fenced, notified, fencedDone))
+	require.Equal(h.t, driver.StatusProcessing, h.get(rows[5].ID).Status, "a completion of another claim deletes nothing")
 	h.requireNotFound(rows[0].ID)
 	h.requireNotFound(rows[1].ID)
 	h.requireNotFound(rows[4].ID)
@@ -356,6 +362,6 @@ func testFinalizeDelete[TTx any](h *harness[TTx], m mode) {
 		counts[c.Status] += c.Count
 	}
 	require.Equal(h.t, 1, counts[driver.StatusPending], "kept counts")
-	require.Equal(h.t, 1, counts[driver.StatusProcessing], "kept counts")
+	require.Equal(h.t, 2, counts[driver.StatusProcessing], "kept counts")
 	require.Zero(h.t, counts[driver.StatusCompleted]+counts[driver.StatusFailed], "kept counts")
 }

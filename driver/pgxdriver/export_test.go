@@ -39,6 +39,10 @@ func (d *Driver) FinalizeQuery() string { return d.q.finalize }
 // that check its plan.
 func (d *Driver) CompleteQuery() string { return d.q.complete }
 
+// CompleteDeleteQuery returns the driver's SQL for plain completions of
+// jobs kept for no time, for tests that check its plan.
+func (d *Driver) CompleteDeleteQuery() string { return d.q.completeDelete }
+
 // CompleteLogsQuery returns the driver's SQL for plain completions with
 // logs, for tests that check its plan.
 func (d *Driver) CompleteLogsQuery() string { return d.q.completeLogs }

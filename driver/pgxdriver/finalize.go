@@ -15,7 +15,9 @@ import (
 
 // JobFinalize ends every claim of the batch with one UPDATE over arrays:
 // the plain completions with a lean one, the others with one that can
-// write anything, both in one round trip and one transaction.
+// write anything, both in one round trip and one transaction. Plain
+// completions of jobs kept for no time, in no group, are one DELETE
+// instead (see completeDeleteSQL).
 func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams) ([]bool, error) {
 	const op = "finalize"
 	if err := e.start(ctx, op); err != nil {
@@ -26,6 +28,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 	}
 	matched := make([]bool, len(p.Jobs))
 	full, plain, withIns := newFinalizeArrays(0), newFinalizeArrays(len(p.Jobs)), newFinalizeArrays(0)
+	gone := newFinalizeArrays(0)
 	var ins insertArrays
 	for i, it := range p.Jobs {
 		if it == nil {
@@ -41,6 +44,9 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 			if err = ins.add(len(withIns.index)+1, it.Insert); err == nil {
 				err = withIns.addFull(i, id, it)
 			}
+		case it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil && it.Delete &&
+			it.GroupID == "" && (len(gone.index) == 0 || it.LockedBy == gone.lockedBy[0]):
+			gone.add(i, id, it)
 		case it.Status == driver.StatusCompleted && it.Error == nil && it.Result == nil &&
 			(len(plain.index) == 0 || it.LockedBy == plain.lockedBy[0]):
 			err = plain.addPlain(i, id, it)
@@ -59,6 +65,10 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		}
 		stmts = append(stmts, batchStmt{q, plain.completeArgs(), scanMatched(matched, plain.index)})
 	}
+	if len(gone.index) > 0 {
+		stmts = append(stmts, batchStmt{e.d.q.completeDelete, []any{gone.ids, gone.attempts, gone.lockedBy[0], gone.attempteds},
+			scanMatched(matched, gone.index)})
+	}
 	if len(full.index) > 0 {
 		stmts = append(stmts, batchStmt{e.d.q.finalize, full.finalizeArgs(), scanMatched(matched, full.index)})
 	}
@@ -70,7 +80,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return matched, nil
 	}
 	var after []batchStmt
-	if del := deleteArgs(p.Jobs); del != nil {
+	if del := deleteArgs(p.Jobs, gone.index); del != nil {
 		// Retention of none: deleted after the statements above, in
 		// their transaction (see driver.JobFinalize.Delete), and after
 		// the groups they finish settled, which read their jobs.
@@ -143,14 +153,19 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // deleteArgs returns the arrays of IDs, statuses and attempts of the
-// items to delete once finalized, or nil when there are none.
-func deleteArgs(items []*driver.JobFinalize) []any {
+// items to delete once finalized, or nil when there are none. deleted
+// holds the indexes, in order, of items completeDeleteSQL deletes itself.
+func deleteArgs(items []*driver.JobFinalize, deleted []int) []any {
 	var (
 		ids      []pgtype.UUID
 		statuses []string
 		attempts []int32
 	)
-	for _, it := range items {
+	for i, it := range items {
+		if len(deleted) > 0 && deleted[0] == i {
+			deleted = deleted[1:]
+			continue
+		}
 		if !it.Delete || !it.Status.Finished() {
 			continue
 		}

@@ -161,6 +161,21 @@ WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.loc
 	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
 RETURNING i.ord`
 
+	// completeDeleteSQL is completeSQL for jobs whose completed status is
+	// kept for no time (driver.JobFinalize.Delete) and which belong to no
+	// group: it deletes them instead, fenced the same way, so that such a
+	// completion costs one DELETE rather than an UPDATE and a DELETE. No
+	// one can tell the two apart: both end in one transaction with the
+	// row gone, and the delete trigger counts it out of processing as
+	// the update and delete together would have.
+	completeDeleteSQL = `DELETE FROM {t} AS j
+USING unnest($1::uuid[], $2::int[], array_fill($3::text, ARRAY[cardinality($1::uuid[])]), $4::timestamptz[],
+	array_fill('processing'::text, ARRAY[cardinality($1::uuid[])])) WITH ORDINALITY
+	AS i(id, attempt, locked_by, attempted_at, from_status, ord)
+WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND j.attempt = i.attempt AND j.locked_by = i.locked_by
+	AND j.attempted_at = i.attempted_at AND j.status = i.from_status
+RETURNING i.ord`
+
 	// progressSQL sets the progress of claims given as parallel arrays, as
 	// finalizeSQL ends them, for the same reasons; the items that matched
 	// come back by number.
@@ -260,14 +275,17 @@ type queries struct {
 	// completions of jobs that logged, without the general statement's
 	// other arrays.
 	completeLogs string
-	progress     string
-	heartbeat    string
-	heartbeatIDs string
-	rescue       string
-	get          string
-	fold         string
-	queueRunning string
-	queueAhead   string
+	// completeDelete deletes plain completions that are kept for no
+	// time.
+	completeDelete string
+	progress       string
+	heartbeat      string
+	heartbeatIDs   string
+	rescue         string
+	get            string
+	fold           string
+	queueRunning   string
+	queueAhead     string
 	// claimLock locks a limited queue's state before a claim, and
 	// claimLockLazy does it with the settings of lazy.
 	claimLock, claimLockLazy string
@@ -288,38 +306,39 @@ func newQueries(table, counts, countLog, channel, queues, limits, groups string)
 		return r.Replace(query)
 	}
 	return &queries{
-		keys:          newKeyQueries(r),
-		groups:        newGroupQueries(r),
-		claimLock:     fill(claimLockSQL),
-		claimLockLazy: fill(claimLockLazySQL),
-		wait:          r.Replace(waitSQL),
-		queueSet:      r.Replace(queueSetSQL),
-		queueList:     r.Replace(queueListSQL),
-		anyWaiting:    r.Replace(anyWaitingSQL),
-		waiting:       r.Replace(waitingSQL),
-		depStatus:     r.Replace(depStatusSQL),
-		release:       r.Replace(releaseSQL),
-		releaseCancel: r.Replace(releaseCancelSQL),
-		channel:       channel,
-		insertRows:    fill(insertRowsSQL),
-		insertTagged:  fill(insertTaggedSQL),
-		insertWaiting: fill(insertWaitingSQL),
-		insertUnique:  fill(insertUniqueSQL),
-		notify:        notifySQL,
-		claim:         fill(strings.Replace(claimSQL, "LIMIT $6", "LIMIT {room}", 1)),
-		claimBare:     fill(claimBareSQL),
-		finalize:      fill(finalizeSQL),
-		finalizeIns:   fill(finalizeInsertSQL),
-		complete:      completeQuery(fill(completeSQL), false),
-		completeLogs:  completeQuery(fill(completeSQL), true),
-		progress:      fill(progressSQL),
-		heartbeat:     fill(heartbeatSQL),
-		heartbeatIDs:  fill(heartbeatIDsSQL),
-		rescue:        fill(rescueSQL),
-		get:           fill(getSQL),
-		fold:          strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
-		queueRunning:  fill(queueRunningSQL),
-		queueAhead:    fill(queueAheadSQL),
+		keys:           newKeyQueries(r),
+		groups:         newGroupQueries(r),
+		claimLock:      fill(claimLockSQL),
+		claimLockLazy:  fill(claimLockLazySQL),
+		wait:           r.Replace(waitSQL),
+		queueSet:       r.Replace(queueSetSQL),
+		queueList:      r.Replace(queueListSQL),
+		anyWaiting:     r.Replace(anyWaitingSQL),
+		waiting:        r.Replace(waitingSQL),
+		depStatus:      r.Replace(depStatusSQL),
+		release:        r.Replace(releaseSQL),
+		releaseCancel:  r.Replace(releaseCancelSQL),
+		channel:        channel,
+		insertRows:     fill(insertRowsSQL),
+		insertTagged:   fill(insertTaggedSQL),
+		insertWaiting:  fill(insertWaitingSQL),
+		insertUnique:   fill(insertUniqueSQL),
+		notify:         notifySQL,
+		claim:          fill(strings.Replace(claimSQL, "LIMIT $6", "LIMIT {room}", 1)),
+		claimBare:      fill(claimBareSQL),
+		finalize:       fill(finalizeSQL),
+		finalizeIns:    fill(finalizeInsertSQL),
+		complete:       completeQuery(fill(completeSQL), false),
+		completeLogs:   completeQuery(fill(completeSQL), true),
+		completeDelete: fill(completeDeleteSQL),
+		progress:       fill(progressSQL),
+		heartbeat:      fill(heartbeatSQL),
+		heartbeatIDs:   fill(heartbeatIDsSQL),
+		rescue:         fill(rescueSQL),
+		get:            fill(getSQL),
+		fold:           strings.NewReplacer("{log}", countLog, "{counts}", counts).Replace(foldSQL),
+		queueRunning:   fill(queueRunningSQL),
+		queueAhead:     fill(queueAheadSQL),
 	}
 }
 

@@ -37,7 +37,7 @@ func (e *executor) JobFinalize(ctx context.Context, p *driver.JobFinalizeParams)
 		return nil, err
 	}
 	var inserted []driver.JobInsertResult
-	queries := []string{s.batchQuery(e.d.q), e.d.q.finalize, e.d.q.countIDs, e.d.q.count}
+	queries := []string{s.batchQuery(e.d.q), e.d.q.finalize, e.d.q.countIDs, e.d.q.count, e.d.q.deleteDone}
 	err = e.writeTx(ctx, op, queries, func(r runner) error {
 		var counts countMoves
 		if s.list != nil {
@@ -97,19 +97,28 @@ func (e *executor) finalizeRest(ctx context.Context, r runner, p *driver.JobFina
 }
 
 // deleteFinalized deletes the jobs of the items whose retention is none,
-// once their outcomes are recorded (see driver.JobFinalize.Delete). The
-// delete trigger of the counts counts them out.
+// once their outcomes are recorded (see driver.JobFinalize.Delete), in one
+// statement. The delete trigger of the counts counts them out.
 func (e *executor) deleteFinalized(ctx context.Context, r runner, items []*driver.JobFinalize) error {
+	var list []byte
 	for _, it := range items {
 		if !it.Delete || !it.Status.Finished() {
 			continue
 		}
-		if _, err := r.exec(ctx, `DELETE FROM `+e.d.sqlTable()+` WHERE id = ? AND status = ? AND attempt = ?`,
-			it.ID, string(it.Status), it.Attempt); err != nil {
-			return err
-		}
+		list = append(list, ',', '[')
+		list = driver.AppendJSONString(list, it.ID)
+		list = append(list, ',')
+		list = driver.AppendJSONString(list, string(it.Status))
+		list = append(list, ',')
+		list = strconv.AppendInt(list, int64(it.Attempt), 10)
+		list = append(list, ']')
 	}
-	return nil
+	if list == nil {
+		return nil
+	}
+	list[0] = '['
+	_, err := r.exec(ctx, e.d.q.deleteDone, string(append(list, ']')))
+	return err
 }
 
 // checkInserts checks the jobs the items would insert.

@@ -111,6 +111,7 @@ func checkPlans(t *testing.T, d *Driver) {
 		{"listTagsAll", listSQL(d, &driver.JobFilter{Tags: []string{"a", "b"}}), []any{`["a","b"]`}, "sluice_jobs_tags"},
 		{"get", q.get, []any{"id"}, "sqlite_autoindex_sluice_jobs_1"},
 		{"countIDs", q.countIDs, []any{`["id"]`}, "sqlite_autoindex_sluice_jobs_1"},
+		{"deleteDone", q.deleteDone, []any{`[["id", "completed", 1]]`}, "sqlite_autoindex_sluice_jobs_1"},
 		{"count", q.count, []any{"pending", "q", "t", 1}, ""},
 		{"selectLiveByKey", q.selectLiveByKey, []any{"k"}, "sluice_jobs_unique_key_idx"},
 		{"insertUnique", q.insertUnique, []any{"id", "t", "q", 0, "{}", 0, 1, 1, "k", nil, nil, nil, nil, nil, nil, nil}, ""},

@@ -81,13 +81,15 @@ type queries struct {
 	finalizeBatchLogs string
 	count             string
 	countIDs          string
-	progress          string
-	heartbeat         string
-	heartbeatIDs      string
-	rescue            string
-	get               string
-	queueRunning      string
-	queueAhead        string
+	// deleteDone deletes the finalized jobs kept for no time.
+	deleteDone   string
+	progress     string
+	heartbeat    string
+	heartbeatIDs string
+	rescue       string
+	get          string
+	queueRunning string
+	queueAhead   string
 }
 
 // newQueries returns the driver's SQL for the jobs table named table.
@@ -154,6 +156,11 @@ ON CONFLICT (status, queue, topic) DO UPDATE SET n = n + excluded.n`),
 		// queue and topic.
 		countIDs: r.Replace(`SELECT status, queue, topic, count(*) FROM {t}
 WHERE id IN (SELECT value FROM json_each(?1)) GROUP BY status, queue, topic`),
+		// ?1 a JSON array of [id, status, attempt]: deletes those jobs,
+		// found by ID and fenced by status and attempt, in one statement
+		// (see driver.JobFinalize.Delete).
+		deleteDone: r.Replace(`DELETE FROM {t} WHERE id IN (SELECT j.id FROM json_each(?1) AS d
+	JOIN {t} AS j ON j.id = d.value ->> 0 AND j.status = d.value ->> 1 AND j.attempt = d.value ->> 2)`),
 		progress: r.Replace(progressSQL),
 		// The range on locked_until lets the heartbeat walk the lease
 		// index, which holds only processing jobs.
