@@ -3,7 +3,7 @@
 // line per figure and the ratios:
 //
 //	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
-//	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
+//	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number> [variant=sluice-delete]
 //	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
 //
 // A ratio above 1 means sluice is better: sluice/other for throughput,
@@ -69,7 +69,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor); default sluice, river and backlite")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete); default sluice, river and backlite")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -221,26 +221,37 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 	return nil
 }
 
-// printRatios prints sluice's ratio to every other system for each metric.
+// printRatios prints sluice's ratio to every other system for each metric,
+// and then each of rivalVariants' in systemList, marked variant=<name>.
 func printRatios(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
 	if !slices.Contains(systemList, "sluice") {
 		return
 	}
-	for _, metric := range metrics {
-		ours := med["sluice "+metric]
-		for _, other := range systemList {
-			if _, variant := variants[other]; other == "sluice" || variant {
-				continue
+	ours := []string{"sluice"}
+	for _, v := range rivalVariants {
+		if slices.Contains(systemList, v) {
+			ours = append(ours, v)
+		}
+	}
+	for _, us := range ours {
+		for _, metric := range metrics {
+			for _, other := range systemList {
+				if _, variant := variants[other]; other == "sluice" || variant {
+					continue
+				}
+				num, den := med[us+" "+metric], med[other+" "+metric]
+				if !higherIsBetter(metric) {
+					num, den = den, num
+				}
+				if den == 0 {
+					continue
+				}
+				line := ratioLine(driver, scenario, metric, other, num/den)
+				if us != "sluice" {
+					line += " variant=" + us
+				}
+				fmt.Fprintln(out, line)
 			}
-			theirs := med[other+" "+metric]
-			num, den := ours, theirs
-			if !higherIsBetter(metric) {
-				num, den = theirs, ours
-			}
-			if den == 0 {
-				continue
-			}
-			fmt.Fprintln(out, ratioLine(driver, scenario, metric, other, num/den))
 		}
 	}
 }

@@ -61,6 +61,16 @@ func TestPrintSharesGiveVariantsOverPlainSluice(t *testing.T) {
 		t.Errorf("ratios with a variant: %q", got)
 	}
 
+	// sluice-delete is also measured against the rivals, marked as such.
+	med["sluice-delete jobs_per_s"] = 27000
+	out.Reset()
+	printRatios(&out, "pg", "burn_down", []string{"jobs_per_s"}, []string{"sluice", "river", "sluice-delete"}, med)
+	want = "RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river value=2.22\n" +
+		"RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river value=3.00 variant=sluice-delete\n"
+	if got := out.String(); got != want {
+		t.Errorf("ratios with sluice-delete: got\n%s\nwant\n%s", got, want)
+	}
+
 	out.Reset()
 	printShares(&out, "pg", "burn_down", []string{"jobs_per_s"}, []string{"sluice-traced"}, med)
 	if out.Len() != 0 {

@@ -34,15 +34,24 @@ var systemsByDriver = map[string][]string{
 // job (sluice-traced), and the OpenTelemetry SDK's own calls for each job
 // in a middleware of a few lines (sluice-floor). Each maps to the child
 // program it lives in: sluice's, or sluiceotel's when it links
-// OpenTelemetry.
+// OpenTelemetry. One more variant, sluice-delete, deletes each completed
+// job as it completes (Retention.Completed = KeepNone) where plain sluice
+// keeps it; it is compared with the rivals too (see rivalVariants).
 var variants = map[string]string{
 	"sluice-logged": "sluice",
 	"sluice-traced": "sluiceotel",
 	"sluice-floor":  "sluiceotel",
+	"sluice-delete": "sluice",
 }
 
 // variantNames are the variants, in the order they run.
-var variantNames = []string{"sluice-logged", "sluice-traced", "sluice-floor"}
+var variantNames = []string{"sluice-logged", "sluice-traced", "sluice-floor", "sluice-delete"}
+
+// rivalVariants are the variants that also get ratios to every rival:
+// sluice with completed jobs deleted matches the semantics of a queue that
+// deletes a job when it succeeds (graphile-worker), so like is compared
+// with like as well as with sluice as it ships.
+var rivalVariants = []string{"sluice-delete"}
 
 // systemsFor returns the systems of a driver that f selects: every rival
 // when f is empty, and the variants only when f names them.

@@ -153,3 +153,13 @@ func Logged[TTx any](setup Setup[TTx]) (Setup[TTx], error) {
 	setup.LogLine = true
 	return setup, nil
 }
+
+// Deleting returns setup with each completed job deleted as it completes
+// (Retention.Completed = KeepNone), in the statement that records its
+// completion, as a queue that keeps no completed jobs works.
+func Deleting[TTx any](setup Setup[TTx]) (Setup[TTx], error) {
+	setup.Configure = append(setup.Configure, func(cfg *sluice.Config) {
+		cfg.Retention.Completed = sluice.KeepNone
+	})
+	return setup, nil
+}

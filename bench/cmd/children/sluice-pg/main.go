@@ -18,6 +18,7 @@ import (
 var factories = map[string]harness.Factory{
 	"sluice/pg":        sluicesys.Factory(sluicepg.Setup),
 	"sluice-logged/pg": sluicesys.Factory(sluicepg.Setup, sluicesys.Logged[pgx.Tx]),
+	"sluice-delete/pg": sluicesys.Factory(sluicepg.Setup, sluicesys.Deleting[pgx.Tx]),
 }
 
 func main() {

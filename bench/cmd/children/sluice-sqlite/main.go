@@ -18,6 +18,7 @@ import (
 var factories = map[string]harness.Factory{
 	"sluice/sqlite":        sluicesys.Factory(sluicesqlite.Setup),
 	"sluice-logged/sqlite": sluicesys.Factory(sluicesqlite.Setup, sluicesys.Logged[*sql.Tx]),
+	"sluice-delete/sqlite": sluicesys.Factory(sluicesqlite.Setup, sluicesys.Deleting[*sql.Tx]),
 }
 
 func main() {
