@@ -2,14 +2,16 @@
 // SQLite) and backlite (SQLite) on this machine, in one run, and prints one
 // line per figure and the ratios:
 //
-//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor|river-logged|river-traced> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
-//	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
+//	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=<sluice|river> value=<number>
 //
 // A ratio above 1 means sluice is better: sluice/other for throughput,
-// other/sluice for latency and memory. A share is a variant of sluice
-// (with its observability features on, run when -system names it) over
-// plain sluice. Run it from the bench directory;
+// other/sluice for latency and memory; against a variant of River it is
+// sluice's variant with the same features (sluice-logged against
+// river-logged, sluice-traced against river-traced). A share is a variant
+// (with observability features on, run when -system names it) over the
+// plain system. Run it from the bench directory;
 // bench/README.md describes the scenarios, the flags and how each system is
 // set up.
 package main
@@ -69,7 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor); default sluice, river and backlite")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor, and on Postgres river-logged, river-traced); default sluice, river and backlite")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -221,21 +223,22 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 	return nil
 }
 
-// printRatios prints sluice's ratio to every other system for each metric.
+// printRatios prints, for each metric, sluice's ratio to every rival, and
+// each variant of a rival's to sluice's variant with the same features
+// (counterparts), where both ran.
 func printRatios(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
-	if !slices.Contains(systemList, "sluice") {
-		return
-	}
 	for _, metric := range metrics {
-		ours := med["sluice "+metric]
 		for _, other := range systemList {
-			if _, variant := variants[other]; other == "sluice" || variant {
+			ours := "sluice"
+			if _, variant := variants[other]; variant {
+				ours = counterparts[other]
+			}
+			if other == "sluice" || !slices.Contains(systemList, ours) {
 				continue
 			}
-			theirs := med[other+" "+metric]
-			num, den := ours, theirs
+			num, den := med[ours+" "+metric], med[other+" "+metric]
 			if !higherIsBetter(metric) {
-				num, den = theirs, ours
+				num, den = den, num
 			}
 			if den == 0 {
 				continue
@@ -245,22 +248,18 @@ func printRatios(out io.Writer, driver, scenario string, metrics, systemList []s
 	}
 }
 
-// printShares prints each variant's figure over plain sluice's, for each
-// metric but memory.
+// printShares prints each variant's figure over that of the plain system
+// it is a variant of, for each metric but memory.
 func printShares(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
-	if !slices.Contains(systemList, "sluice") {
-		return
-	}
 	for _, metric := range metrics {
-		plain := med["sluice "+metric]
-		if plain == 0 {
-			continue
-		}
 		for _, v := range systemList {
-			if _, variant := variants[v]; variant {
-				fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=sluice value=%s\n",
-					driver, scenario, metric, v, harness.FormatValue(med[v+" "+metric]/plain))
+			_, variant := variants[v]
+			plain := plainOf(v)
+			if !variant || !slices.Contains(systemList, plain) || med[plain+" "+metric] == 0 {
+				continue
 			}
+			fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=%s value=%s\n",
+				driver, scenario, metric, v, plain, harness.FormatValue(med[v+" "+metric]/med[plain+" "+metric]))
 		}
 	}
 }
