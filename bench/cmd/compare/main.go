@@ -11,12 +11,15 @@
 // sluice's variant with the same features (sluice-logged against
 // river-logged, sluice-traced against river-traced). A share is a variant
 // (with observability features on, run when -system names it) over the
-// plain system. Run it from the bench directory;
+// plain system. With -chart it also draws the head-to-head figures into
+// an SVG image, and with -from it redraws one from a saved output instead
+// of running. Run it from the bench directory;
 // bench/README.md describes the scenarios, the flags and how each system is
 // set up.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -43,6 +46,9 @@ type options struct {
 	dbURL      string
 	riverDir   string
 	childLimit time.Duration
+	chart      string // the SVG file to draw the results into
+	chartTitle string
+	from       string // a saved output to chart instead of running
 }
 
 func main() {
@@ -76,6 +82,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
 	fs.DurationVar(&o.childLimit, "child-timeout", 0, "bound on each measurement's processes (default 2m with -quick, 30m otherwise)")
+	fs.StringVar(&o.chart, "chart", "", "draw the run's head-to-head figures into this SVG file")
+	fs.StringVar(&o.chartTitle, "chart-title", defaultChartTitle, "the chart's title, such as the machine and date of the run")
+	fs.StringVar(&o.from, "from", "", "with -chart: draw the BENCH lines of this saved standard output of a run (- for standard input) and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -87,6 +96,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.scale <= 0 {
 		return nil, fmt.Errorf("compare: -scale must be positive")
+	}
+	if o.from != "" && o.chart == "" {
+		return nil, fmt.Errorf("compare: -from needs -chart, the file to draw into")
 	}
 	if o.reps == 0 {
 		o.reps = 3
@@ -128,6 +140,13 @@ func parseFlags(args []string) (*options, error) {
 // run runs every selected scenario for every selected system, writing the
 // figures to out and progress to log.
 func run(ctx context.Context, o *options, out, log io.Writer) error {
+	if o.from != "" {
+		return chartFrom(o.chart, o.chartTitle, o.from)
+	}
+	var results bytes.Buffer
+	if o.chart != "" {
+		out = io.MultiWriter(out, &results)
+	}
 	tmp, err := os.MkdirTemp("", "sluice-compare-")
 	if err != nil {
 		return err
@@ -173,6 +192,12 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		}
 	}
 	r.logf("done in %s", time.Since(start).Round(time.Second))
+	if o.chart != "" {
+		if err := writeChart(o.chart, o.chartTitle, &results); err != nil {
+			return err
+		}
+		r.logf("chart written to %s", o.chart)
+	}
 	return nil
 }
 
