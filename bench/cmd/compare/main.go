@@ -2,19 +2,24 @@
 // SQLite) and backlite (SQLite) on this machine, in one run, and prints one
 // line per figure and the ratios:
 //
-//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor|sluice-delete|river-logged|river-traced> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number> [variant=sluice-delete]
-//	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
+//	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=<sluice|river> value=<number>
 //
 // A ratio above 1 means sluice is better: sluice/other for throughput,
-// other/sluice for latency and memory. A share is a variant of sluice
-// (with its observability features on, run when -system names it) over
-// plain sluice. Run it from the bench directory;
+// other/sluice for latency and memory; against a variant of River it is
+// sluice's variant with the same features (sluice-logged against
+// river-logged, sluice-traced against river-traced). A share is a variant
+// (with observability features on, run when -system names it) over the
+// plain system. With -chart it also draws the head-to-head figures into
+// an SVG image, and with -from it redraws one from a saved output instead
+// of running. Run it from the bench directory;
 // bench/README.md describes the scenarios, the flags and how each system is
 // set up.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -41,6 +46,9 @@ type options struct {
 	dbURL      string
 	riverDir   string
 	childLimit time.Duration
+	chart      string // the SVG file to draw the results into
+	chartTitle string
+	from       string // a saved output to chart instead of running
 }
 
 func main() {
@@ -69,11 +77,14 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete); default sluice, river and backlite")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default sluice, river and backlite")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
 	fs.DurationVar(&o.childLimit, "child-timeout", 0, "bound on each measurement's processes (default 2m with -quick, 30m otherwise)")
+	fs.StringVar(&o.chart, "chart", "", "draw the run's head-to-head figures into this SVG file")
+	fs.StringVar(&o.chartTitle, "chart-title", defaultChartTitle, "the chart's title, such as the machine and date of the run")
+	fs.StringVar(&o.from, "from", "", "with -chart: draw the BENCH lines of this saved standard output of a run (- for standard input) and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -85,6 +96,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.scale <= 0 {
 		return nil, fmt.Errorf("compare: -scale must be positive")
+	}
+	if o.from != "" && o.chart == "" {
+		return nil, fmt.Errorf("compare: -from needs -chart, the file to draw into")
 	}
 	if o.reps == 0 {
 		o.reps = 3
@@ -126,6 +140,13 @@ func parseFlags(args []string) (*options, error) {
 // run runs every selected scenario for every selected system, writing the
 // figures to out and progress to log.
 func run(ctx context.Context, o *options, out, log io.Writer) error {
+	if o.from != "" {
+		return chartFrom(o.chart, o.chartTitle, o.from)
+	}
+	var results bytes.Buffer
+	if o.chart != "" {
+		out = io.MultiWriter(out, &results)
+	}
 	tmp, err := os.MkdirTemp("", "sluice-compare-")
 	if err != nil {
 		return err
@@ -171,6 +192,12 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 		}
 	}
 	r.logf("done in %s", time.Since(start).Round(time.Second))
+	if o.chart != "" {
+		if err := writeChart(o.chart, o.chartTitle, &results); err != nil {
+			return err
+		}
+		r.logf("chart written to %s", o.chart)
+	}
 	return nil
 }
 
@@ -221,57 +248,61 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 	return nil
 }
 
-// printRatios prints sluice's ratio to every other system for each metric,
-// and then each of rivalVariants' in systemList, marked variant=<name>.
+// printRatios prints, for each metric, sluice's ratio to every rival, and
+// each variant of a rival's to sluice's variant with the same features
+// (counterparts), where both ran; then, marked variant=<name>, each of
+// rivalVariants' ratio to every rival.
 func printRatios(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
-	if !slices.Contains(systemList, "sluice") {
-		return
-	}
-	ours := []string{"sluice"}
-	for _, v := range rivalVariants {
-		if slices.Contains(systemList, v) {
-			ours = append(ours, v)
+	for _, metric := range metrics {
+		for _, other := range systemList {
+			ours := "sluice"
+			if _, variant := variants[other]; variant {
+				ours = counterparts[other]
+			}
+			if other == "sluice" || !slices.Contains(systemList, ours) {
+				continue
+			}
+			printRatio(out, driver, scenario, metric, ours, other, "", med)
 		}
 	}
-	for _, us := range ours {
+	for _, v := range rivalVariants {
+		if !slices.Contains(systemList, v) {
+			continue
+		}
 		for _, metric := range metrics {
 			for _, other := range systemList {
-				if _, variant := variants[other]; other == "sluice" || variant {
-					continue
+				if _, variant := variants[other]; other != "sluice" && !variant {
+					printRatio(out, driver, scenario, metric, v, other, " variant="+v, med)
 				}
-				num, den := med[us+" "+metric], med[other+" "+metric]
-				if !higherIsBetter(metric) {
-					num, den = den, num
-				}
-				if den == 0 {
-					continue
-				}
-				line := ratioLine(driver, scenario, metric, other, num/den)
-				if us != "sluice" {
-					line += " variant=" + us
-				}
-				fmt.Fprintln(out, line)
 			}
 		}
 	}
 }
 
-// printShares prints each variant's figure over plain sluice's, for each
-// metric but memory.
-func printShares(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
-	if !slices.Contains(systemList, "sluice") {
-		return
+// printRatio prints the RATIO line of ours against other, with suffix
+// appended, unless other's figure is zero.
+func printRatio(out io.Writer, driver, scenario, metric, ours, other, suffix string, med map[string]float64) {
+	num, den := med[ours+" "+metric], med[other+" "+metric]
+	if !higherIsBetter(metric) {
+		num, den = den, num
 	}
+	if den != 0 {
+		fmt.Fprintln(out, ratioLine(driver, scenario, metric, other, num/den)+suffix)
+	}
+}
+
+// printShares prints each variant's figure over that of the plain system
+// it is a variant of, for each metric but memory.
+func printShares(out io.Writer, driver, scenario string, metrics, systemList []string, med map[string]float64) {
 	for _, metric := range metrics {
-		plain := med["sluice "+metric]
-		if plain == 0 {
-			continue
-		}
 		for _, v := range systemList {
-			if _, variant := variants[v]; variant {
-				fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=sluice value=%s\n",
-					driver, scenario, metric, v, harness.FormatValue(med[v+" "+metric]/plain))
+			_, variant := variants[v]
+			plain := plainOf(v)
+			if !variant || !slices.Contains(systemList, plain) || med[plain+" "+metric] == 0 {
+				continue
 			}
+			fmt.Fprintf(out, "SHARE driver=%s scenario=%s metric=%s system=%s of=%s value=%s\n",
+				driver, scenario, metric, v, plain, harness.FormatValue(med[v+" "+metric]/med[plain+" "+metric]))
 		}
 	}
 }

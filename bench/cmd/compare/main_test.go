@@ -78,6 +78,41 @@ func TestPrintSharesGiveVariantsOverPlainSluice(t *testing.T) {
 	}
 }
 
+func TestVariantsOfRiverFaceSluicesAndShareRivers(t *testing.T) {
+	t.Parallel()
+	med := map[string]float64{
+		"sluice jobs_per_s": 20000, "river jobs_per_s": 10000,
+		"sluice-traced jobs_per_s": 15000, "river-traced jobs_per_s": 5000,
+		"sluice-logged jobs_per_s": 18000, "river-logged jobs_per_s": 8000,
+	}
+	systems := []string{"sluice", "river", "sluice-logged", "sluice-traced", "river-logged", "river-traced"}
+	var out bytes.Buffer
+	printRatios(&out, "pg", "burn_down", []string{"jobs_per_s"}, systems, med)
+	printShares(&out, "pg", "burn_down", []string{"jobs_per_s"}, systems, med)
+	want := strings.Join([]string{
+		"RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river value=2.00",
+		"RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river-logged value=2.25",
+		"RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river-traced value=3.00",
+		"SHARE driver=pg scenario=burn_down metric=jobs_per_s system=sluice-logged of=sluice value=0.9000",
+		"SHARE driver=pg scenario=burn_down metric=jobs_per_s system=sluice-traced of=sluice value=0.7500",
+		"SHARE driver=pg scenario=burn_down metric=jobs_per_s system=river-logged of=river value=0.8000",
+		"SHARE driver=pg scenario=burn_down metric=jobs_per_s system=river-traced of=river value=0.5000",
+		"",
+	}, "\n")
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+
+	// Each ratio and share needs both of its systems, and no more.
+	out.Reset()
+	only := []string{"sluice-traced", "river-traced", "river-logged"}
+	printRatios(&out, "pg", "burn_down", []string{"jobs_per_s"}, only, med)
+	printShares(&out, "pg", "burn_down", []string{"jobs_per_s"}, only, med)
+	if got := out.String(); got != "RATIO driver=pg scenario=burn_down metric=jobs_per_s sluice_vs=river-traced value=3.00\n" {
+		t.Errorf("variants alone: %q", got)
+	}
+}
+
 func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ flag, want string }{
@@ -85,10 +120,14 @@ func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
 		{"river,sluice", "sluice river"},
 		{"sluice,sluice-traced,sluice-floor", "sluice sluice-traced sluice-floor"},
 		{"sluice-logged", "sluice-logged"},
+		{"river,river-traced,river-logged", "river"}, // River's variants run on Postgres alone
 	} {
 		if got := strings.Join(systemsFor(newFilter(c.flag), "sqlite"), " "); got != c.want {
 			t.Errorf("-system %q runs %q, want %q", c.flag, got, c.want)
 		}
+	}
+	if got := strings.Join(systemsFor(newFilter("river-traced,sluice-traced,river"), "pg"), " "); got != "river sluice-traced river-traced" {
+		t.Errorf("-system river-traced,sluice-traced,river runs %q on Postgres", got)
 	}
 }
 
@@ -167,7 +206,7 @@ func TestParseFlags(t *testing.T) {
 	if o, err = parseFlags(nil); err != nil || o.reps != 3 || o.dbURL != "postgres://elsewhere/db" {
 		t.Errorf("full options: %+v, %v", o, err)
 	}
-	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor"}); err != nil {
+	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor,river-logged,river-traced"}); err != nil {
 		t.Errorf("the variants of sluice: %v", err)
 	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
@@ -190,6 +229,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		pgxMod      = "github.com/jackc/pgx/v5"
 		sqliteMod   = "modernc.org/sqlite"
 		otelMod     = "go.opentelemetry.io/otel"
+		otelRiver   = "github.com/riverqueue/rivercontrib/otelriver"
 	)
 	want := map[string][]string{
 		"sluice-pg":         {sluiceMod, pgxMod},
@@ -197,10 +237,13 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		"sluiceotel-pg":     {sluiceMod, pgxMod, otelMod},
 		"sluiceotel-sqlite": {sluiceMod, sqliteMod, otelMod},
 		"river-pg":          {riverMod, pgxMod},
+		"riverlog-pg":       {riverMod, pgxMod},
+		"riverotel-pg":      {riverMod, pgxMod, otelMod, otelRiver},
 		"backlite-sqlite":   {backliteMod, sqliteMod},
 	}
 	for _, driver := range allDrivers {
-		for _, system := range append(slices.Clone(systemsByDriver[driver]), variantNames...) {
+		all := newFilter(strings.Join(append(slices.Clone(systemsByDriver[driver]), variantNames...), ","))
+		for _, system := range systemsFor(all, driver) {
 			if p := program(system, driver); p != riverSQLite && want[p] == nil {
 				t.Errorf("no expectation for the child program %s", p)
 			}
@@ -214,7 +257,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		}
 		var got []string
 		for m := range strings.FieldsSeq(string(out)) {
-			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod}, m) && !slices.Contains(got, m) {
+			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod, otelRiver}, m) && !slices.Contains(got, m) {
 				got = append(got, m)
 			}
 		}

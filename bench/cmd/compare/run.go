@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -128,29 +126,15 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 
 // parseFigures reads a child's BENCH lines into metric values.
 func parseFigures(out []byte, spec *harness.Spec) (measurement, error) {
+	figs, err := parseBench(bytes.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s %s: %w", spec.System, spec.Driver, spec.Scenario, err)
+	}
 	m := measurement{}
-	s := bufio.NewScanner(bytes.NewReader(out))
-	prefix := fmt.Sprintf("BENCH system=%s driver=%s scenario=%s ", spec.System, spec.Driver, spec.Scenario)
-	for s.Scan() {
-		rest, ok := strings.CutPrefix(s.Text(), prefix)
-		if !ok {
-			continue
+	for _, f := range figs {
+		if f.system == spec.System && f.driver == spec.Driver && f.scenario == spec.Scenario {
+			m[f.metric] = f.value
 		}
-		var metric, value string
-		for field := range strings.FieldsSeq(rest) {
-			k, v, _ := strings.Cut(field, "=")
-			switch k {
-			case "metric":
-				metric = v
-			case "value":
-				value = v
-			}
-		}
-		f, err := strconv.ParseFloat(value, 64)
-		if err != nil || metric == "" {
-			return nil, fmt.Errorf("bad figure line %q", s.Text())
-		}
-		m[metric] = f
 	}
 	if len(m) == 0 {
 		return nil, fmt.Errorf("%s/%s %s printed no figures:\n%s", spec.System, spec.Driver, spec.Scenario, out)

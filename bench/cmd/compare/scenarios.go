@@ -32,33 +32,59 @@ var systemsByDriver = map[string][]string{
 // sluice's figures rather than as rivals: one log line per job
 // (sluice-logged), sluiceotel's tracing and metrics with one log line per
 // job (sluice-traced), and the OpenTelemetry SDK's own calls for each job
-// in a middleware of a few lines (sluice-floor). Each maps to the child
-// program it lives in: sluice's, or sluiceotel's when it links
-// OpenTelemetry. One more variant, sluice-delete, deletes each completed
-// job as it completes (Retention.Completed = KeepNone) where plain sluice
+// in a middleware of a few lines (sluice-floor). River's counterparts,
+// river-logged and river-traced, are River's own features to the same
+// ends, on Postgres alone, reported as shares of plain River. Each maps to
+// the child program it lives in, so that no plain system's program links
+// a feature. One more variant, sluice-delete, deletes each completed job
+// as it completes (Retention.Completed = KeepNone) where plain sluice
 // keeps it; it is compared with the rivals too (see rivalVariants).
 var variants = map[string]string{
 	"sluice-logged": "sluice",
 	"sluice-traced": "sluiceotel",
 	"sluice-floor":  "sluiceotel",
 	"sluice-delete": "sluice",
+	"river-logged":  "riverlog",
+	"river-traced":  "riverotel",
 }
 
 // variantNames are the variants, in the order they run.
-var variantNames = []string{"sluice-logged", "sluice-traced", "sluice-floor", "sluice-delete"}
+var variantNames = []string{"sluice-logged", "sluice-traced", "sluice-floor", "sluice-delete", "river-logged", "river-traced"}
 
-// rivalVariants are the variants that also get ratios to every rival:
-// sluice with completed jobs deleted matches the semantics of a queue that
-// deletes a job when it succeeds (graphile-worker), so like is compared
-// with like as well as with sluice as it ships.
+// rivalVariants are the variants of sluice that also get ratios to every
+// rival: sluice with completed jobs deleted matches the semantics of a
+// queue that deletes a job when it succeeds (graphile-worker), so like is
+// compared with like as well as with sluice as it ships.
 var rivalVariants = []string{"sluice-delete"}
+
+// counterparts name, for a variant of a rival, sluice's variant with the
+// same features: the RATIO line sluice_vs=<variant> compares the two.
+var counterparts = map[string]string{
+	"river-logged": "sluice-logged",
+	"river-traced": "sluice-traced",
+}
+
+// pgOnly are the variants with no program on SQLite: River on SQLite is an
+// older River, in a module of its own.
+var pgOnly = []string{"river-logged", "river-traced"}
+
+// plainOf returns the system a variant is a variant of: the part of its
+// name before the first hyphen.
+func plainOf(variant string) string {
+	plain, _, _ := strings.Cut(variant, "-")
+	return plain
+}
 
 // systemsFor returns the systems of a driver that f selects: every rival
 // when f is empty, and the variants only when f names them.
 func systemsFor(f filter, driver string) []string {
 	out := f.selected(systemsByDriver[driver])
 	if len(f) > 0 {
-		out = append(out, f.selected(variantNames)...)
+		for _, v := range f.selected(variantNames) {
+			if driver == "pg" || !slices.Contains(pgOnly, v) {
+				out = append(out, v)
+			}
+		}
 	}
 	return out
 }

@@ -12,33 +12,14 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/bench/internal/otelsdk"
 	"github.com/sluicehq/sluice/bench/internal/sluicesys"
 	"github.com/sluicehq/sluice/sluiceotel"
 )
-
-// providers returns a TracerProvider that samples every span and exports
-// them in batches to an exporter that drops them, or to exporter when it
-// is given; a MeterProvider whose reader is never read; and a function
-// that shuts both down.
-func providers(exporter sdktrace.SpanExporter) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, func()) {
-	if exporter == nil {
-		exporter = tracetest.NewNoopExporter()
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	return tp, mp, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = tp.Shutdown(ctx)
-		_ = mp.Shutdown(ctx)
-	}
-}
 
 // Traced returns setup with sluiceotel's middleware on enqueues and work
 // (every span sampled and exported, every metric recorded) and one log
@@ -49,7 +30,7 @@ func Traced[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
 
 // traced is Traced exporting spans to exporter (nil: dropped).
 func traced[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) (sluicesys.Setup[TTx], error) {
-	tp, mp, shutdown := providers(exporter)
+	tp, mp, shutdown := otelsdk.Providers(exporter)
 	mw, err := sluiceotel.New(sluiceotel.WithTracerProvider(tp), sluiceotel.WithMeterProvider(mp))
 	if err != nil {
 		shutdown()
@@ -76,7 +57,7 @@ func Floor[TTx any](setup sluicesys.Setup[TTx]) (sluicesys.Setup[TTx], error) {
 
 // floor is Floor exporting spans to exporter (nil: dropped).
 func floor[TTx any](setup sluicesys.Setup[TTx], exporter sdktrace.SpanExporter) (sluicesys.Setup[TTx], error) {
-	tp, mp, shutdown := providers(exporter)
+	tp, mp, shutdown := otelsdk.Providers(exporter)
 	tracer, meter := tp.Tracer("floor"), mp.Meter("floor")
 	lag, err1 := meter.Float64Histogram("lag")
 	took, err2 := meter.Float64Histogram("duration")
