@@ -160,6 +160,9 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor"}); err != nil {
 		t.Errorf("the variants of sluice: %v", err)
 	}
+	if _, err := parseFlags([]string{"-system", "asynq,asynq-rdb", "-driver", "pg"}); err != nil {
+		t.Errorf("systems of Postgres alone: %v", err)
+	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
@@ -180,6 +183,8 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		pgxMod      = "github.com/jackc/pgx/v5"
 		sqliteMod   = "modernc.org/sqlite"
 		otelMod     = "go.opentelemetry.io/otel"
+		asynqMod    = "github.com/hibiken/asynq"
+		redisMod    = "github.com/redis/go-redis/v9"
 	)
 	want := map[string][]string{
 		"sluice-pg":         {sluiceMod, pgxMod},
@@ -188,6 +193,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		"sluiceotel-sqlite": {sluiceMod, sqliteMod, otelMod},
 		"river-pg":          {riverMod, pgxMod},
 		"backlite-sqlite":   {backliteMod, sqliteMod},
+		"asynq-redis":       {asynqMod, redisMod},
 	}
 	for _, driver := range allDrivers {
 		for _, system := range append(slices.Clone(systemsByDriver[driver]), variantNames...) {
@@ -204,7 +210,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		}
 		var got []string
 		for m := range strings.FieldsSeq(string(out)) {
-			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod}, m) && !slices.Contains(got, m) {
+			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod, asynqMod, redisMod}, m) && !slices.Contains(got, m) {
 				got = append(got, m)
 			}
 		}
