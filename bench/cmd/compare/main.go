@@ -1,8 +1,9 @@
 // Command compare measures sluice side by side with River (Postgres and
-// SQLite) and backlite (SQLite) on this machine, in one run, and prints one
-// line per figure and the ratios:
+// SQLite), backlite (SQLite) and asynq (Redis, in the Postgres tables, on a
+// Redis server it starts for each measurement) on this machine, in one
+// run, and prints one line per figure and the ratios:
 //
-//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor|sluice-delete|river-logged|river-traced> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	BENCH system=<sluice|river|backlite|asynq|asynq-rdb|sluice-logged|sluice-traced|sluice-floor|sluice-delete|river-logged|river-traced> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number> [variant=sluice-delete]
 //	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=<sluice|river> value=<number>
 //
@@ -77,7 +78,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default sluice, river and backlite")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, asynq, asynq-rdb, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default all but the variants")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -127,7 +128,7 @@ func parseFlags(args []string) (*options, error) {
 		known []string
 	}{
 		{"-scenario", o.scenarios, scenarioNames},
-		{"-system", o.systems, append(slices.Clone(systemsByDriver["sqlite"]), variantNames...)},
+		{"-system", o.systems, knownSystems()},
 		{"-driver", o.drivers, allDrivers},
 	} {
 		if err := check.f.check(check.known); err != nil {

@@ -209,6 +209,9 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor,river-logged,river-traced"}); err != nil {
 		t.Errorf("the variants of sluice: %v", err)
 	}
+	if _, err := parseFlags([]string{"-system", "asynq,asynq-rdb", "-driver", "pg"}); err != nil {
+		t.Errorf("systems of Postgres alone: %v", err)
+	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
@@ -230,6 +233,8 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		sqliteMod   = "modernc.org/sqlite"
 		otelMod     = "go.opentelemetry.io/otel"
 		otelRiver   = "github.com/riverqueue/rivercontrib/otelriver"
+		asynqMod    = "github.com/hibiken/asynq"
+		redisMod    = "github.com/redis/go-redis/v9"
 	)
 	want := map[string][]string{
 		"sluice-pg":         {sluiceMod, pgxMod},
@@ -240,6 +245,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		"riverlog-pg":       {riverMod, pgxMod},
 		"riverotel-pg":      {riverMod, pgxMod, otelMod, otelRiver},
 		"backlite-sqlite":   {backliteMod, sqliteMod},
+		"asynq-redis":       {asynqMod, redisMod},
 	}
 	for _, driver := range allDrivers {
 		all := newFilter(strings.Join(append(slices.Clone(systemsByDriver[driver]), variantNames...), ","))
@@ -257,7 +263,7 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		}
 		var got []string
 		for m := range strings.FieldsSeq(string(out)) {
-			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod, otelRiver}, m) && !slices.Contains(got, m) {
+			if slices.Contains([]string{sluiceMod, riverMod, backliteMod, pgxMod, sqliteMod, otelMod, otelRiver, asynqMod, redisMod}, m) && !slices.Contains(got, m) {
 				got = append(got, m)
 			}
 		}

@@ -41,6 +41,13 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	var cleanup func()
 	switch driver {
 	case "pg":
+		if p, ok := asynqSystems[system]; ok {
+			var err error
+			if cleanup, err = r.startRedis(ctx, p, &spec); err != nil {
+				return nil, err
+			}
+			break
+		}
 		spec.DB = r.dbURL
 		spec.Schema = fmt.Sprintf("%s_%d", r.schema, r.seq)
 		if _, err := r.admin.Exec(ctx, "CREATE SCHEMA "+spec.Schema); err != nil {
@@ -65,7 +72,7 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	if _, _, err := r.child(ctx, &spec, "prepare"); err != nil {
 		return nil, err
 	}
-	if driver == "pg" {
+	if spec.Schema != "" {
 		if err := r.analyze(ctx, spec.Schema); err != nil {
 			return nil, err
 		}
@@ -148,8 +155,12 @@ const childrenDir = "cmd/children"
 
 // program names the child program that measures system on driver: the
 // directory of its main package in childrenDir, and its file in r.tmp.
-// A variant of sluice lives in the program variants names.
+// A variant of sluice lives in the program variants names; asynq's
+// systems in asynqProgram.
 func program(system, driver string) string {
+	if _, ok := asynqSystems[system]; ok {
+		return asynqProgram
+	}
 	if p, ok := variants[system]; ok {
 		system = p
 	}

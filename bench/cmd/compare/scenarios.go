@@ -23,7 +23,7 @@ var allDrivers = []string{"pg", "sqlite"}
 
 // Systems, in the order they run within a repetition.
 var systemsByDriver = map[string][]string{
-	"pg":     {"sluice", "river"},
+	"pg":     {"sluice", "river", "asynq", "asynq-rdb"},
 	"sqlite": {"sluice", "river", "backlite"},
 }
 
@@ -87,6 +87,20 @@ func systemsFor(f filter, driver string) []string {
 		}
 	}
 	return out
+}
+
+// knownSystems are the systems of every driver, then the variants: the
+// names -system takes.
+func knownSystems() []string {
+	var out []string
+	for _, driver := range allDrivers {
+		for _, s := range systemsByDriver[driver] {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return append(out, variantNames...)
 }
 
 // sizes are the scenario sizes of one run.
