@@ -78,7 +78,7 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	}
 	m, err := parseFigures(out, &spec)
 	if err != nil {
-		return nil, err
+		return nil, err // harness.ErrUnsupported among others
 	}
 	m["rss_mib"] = rss
 	return m, nil
@@ -126,12 +126,18 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 	return stdout.Bytes(), rss, nil
 }
 
-// parseFigures reads a child's BENCH lines into metric values.
+// parseFigures reads a child's BENCH lines into metric values. It returns
+// harness.ErrUnsupported if the child said its system cannot do the
+// measurement.
 func parseFigures(out []byte, spec *harness.Spec) (measurement, error) {
 	m := measurement{}
 	s := bufio.NewScanner(bytes.NewReader(out))
 	prefix := fmt.Sprintf("BENCH system=%s driver=%s scenario=%s ", spec.System, spec.Driver, spec.Scenario)
+	unsupported := harness.UnsupportedLine(spec.System, spec.Driver, spec.Scenario)
 	for s.Scan() {
+		if s.Text() == unsupported {
+			return nil, fmt.Errorf("%s/%s %s: %w", spec.System, spec.Driver, spec.Scenario, harness.ErrUnsupported)
+		}
 		rest, ok := strings.CutPrefix(s.Text(), prefix)
 		if !ok {
 			continue
@@ -164,10 +170,14 @@ const childrenDir = "cmd/children"
 
 // program names the child program that measures system on driver: the
 // directory of its main package in childrenDir, and its file in r.tmp.
-// A variant of sluice lives in the program variants names.
+// A variant of sluice lives in the program variants names, and raw-delete
+// in raw's.
 func program(system, driver string) string {
 	if p, ok := variants[system]; ok {
 		system = p
+	}
+	if system == "raw-delete" {
+		system = "raw"
 	}
 	return system + "-" + driver
 }
