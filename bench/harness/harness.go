@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -122,23 +123,48 @@ func ChildMain(ctx context.Context, args []string, out io.Writer, factories map[
 	if !ok {
 		return fmt.Errorf("child: no system %s on %s here", spec.System, spec.Driver)
 	}
-	sys, err := factory(ctx, &spec)
-	if err != nil {
-		return fmt.Errorf("child: %s/%s: %w", spec.System, spec.Driver, err)
+	if *phase != "prepare" && *phase != "measure" {
+		return fmt.Errorf("child: unknown phase %q", *phase)
 	}
-	defer sys.Close()
-	switch *phase {
-	case "prepare":
-		err = prepare(ctx, sys, &spec)
-	case "measure":
-		err = measure(ctx, sys, &spec, out)
-	default:
-		err = fmt.Errorf("unknown phase %q", *phase)
+	err := runPhase(ctx, factory, *phase, &spec, out)
+	if errors.Is(err, ErrUnsupported) {
+		// The measuring phase says so; the parent records it.
+		if *phase == "measure" {
+			fmt.Fprintln(out, UnsupportedLine(spec.System, spec.Driver, spec.Scenario))
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s/%s %s: %w", *phase, spec.System, spec.Driver, spec.Scenario, err)
 	}
 	return nil
+}
+
+// ErrUnsupported is returned, wrapped or not, by a Factory or a System's
+// method when the system cannot do the measurement a Spec asks for: a
+// queue with no way to wake its workers has no enqueue-to-start latency,
+// for one. ChildMain then prints UnsupportedLine instead of figures and
+// succeeds, and the comparison reports the scenario as not applicable to
+// that system.
+var ErrUnsupported = errors.New("the system cannot do this measurement")
+
+// UnsupportedLine is what a child prints for a measurement its system
+// cannot do.
+func UnsupportedLine(system, driver, scenario string) string {
+	return fmt.Sprintf("UNSUPPORTED system=%s driver=%s scenario=%s", system, driver, scenario)
+}
+
+// runPhase builds the system and runs one phase of spec on it.
+func runPhase(ctx context.Context, factory Factory, phase string, spec *Spec, out io.Writer) error {
+	sys, err := factory(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+	if phase == "prepare" {
+		return prepare(ctx, sys, spec)
+	}
+	return measure(ctx, sys, spec, out)
 }
 
 // prepare creates the schema, then inserts the finished jobs and the
@@ -204,9 +230,12 @@ func BenchLine(system, driver, scenario, metric string, value float64) string {
 }
 
 // FormatValue formats a figure with enough digits for a ratio and no
-// exponent.
+// exponent; NaN, the figure of a system that cannot do a scenario and of
+// any ratio to it, is "n/a".
 func FormatValue(v float64) string {
 	switch {
+	case math.IsNaN(v):
+		return "n/a"
 	case v >= 100:
 		return fmt.Sprintf("%.0f", v)
 	case v >= 1:

@@ -1,6 +1,11 @@
 package harness
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"testing"
 )
 
@@ -52,6 +57,43 @@ func TestChildMainRejectsBadInput(t *testing.T) {
 	for _, args := range cases {
 		if err := ChildMain(t.Context(), args, nil, map[string]Factory{}); err == nil {
 			t.Errorf("ChildMain(%q) succeeded", args)
+		}
+	}
+}
+
+func TestFormatValueOfNothingIsNotApplicable(t *testing.T) {
+	t.Parallel()
+	if got := FormatValue(math.NaN()); got != "n/a" {
+		t.Errorf("FormatValue(NaN) = %q", got)
+	}
+}
+
+// TestUnsupportedMeasurement checks that a system saying it cannot do a
+// measurement makes the child print so and succeed, and that the check of
+// a child's output accepts it but for the plain burn-down.
+func TestUnsupportedMeasurement(t *testing.T) {
+	t.Parallel()
+	factories := map[string]Factory{"none/pg": func(context.Context, *Spec) (System, error) {
+		return nil, fmt.Errorf("no wake-up: %w", ErrUnsupported)
+	}}
+	for _, spec := range ExerciseSpecs(Spec{System: "none", Driver: "pg"}) {
+		js, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		for _, phase := range []string{"prepare", "measure"} {
+			if err := ChildMain(t.Context(), []string{"-phase", phase, "-spec", string(js)}, &out, factories); err != nil {
+				t.Fatalf("%s %s: %v", spec.Scenario, phase, err)
+			}
+		}
+		want := "UNSUPPORTED system=none driver=pg scenario=" + spec.Scenario + "\n"
+		if out.String() != want {
+			t.Errorf("%s printed %q, want %q", spec.Scenario, out.String(), want)
+		}
+		err = CheckFigures(&spec, out.Bytes())
+		if plain := spec.Scenario == "burn_down"; (err != nil) != plain {
+			t.Errorf("CheckFigures(%s) = %v", spec.Scenario, err)
 		}
 	}
 }

@@ -45,6 +45,9 @@ func parseBench(r io.Reader) ([]figure, error) {
 				value = v
 			}
 		}
+		if value == "n/a" && f.system != "" {
+			continue // the system cannot do the scenario: drawn as not measured
+		}
 		var err error
 		if f.value, err = strconv.ParseFloat(value, 64); err != nil || f.system == "" || f.driver == "" || f.scenario == "" || f.metric == "" {
 			return nil, fmt.Errorf("line %d: bad BENCH line %q", n, s.Text())

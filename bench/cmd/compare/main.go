@@ -1,16 +1,20 @@
 // Command compare measures sluice side by side with River (Postgres and
-// SQLite), backlite (SQLite) and asynq (Redis, in the Postgres tables, on a
-// Redis server it starts for each measurement) on this machine, in one
-// run, and prints one line per figure and the ratios:
+// SQLite), backlite (SQLite), asynq (Redis, in the Postgres tables, on a
+// Redis server it starts for each measurement) and the ceiling of plain
+// SQL (both) on this machine, in one run, and prints one line per figure
+// and the ratios:
 //
-//	BENCH system=<sluice|river|backlite|asynq|asynq-rdb|sluice-logged|sluice-traced|sluice-floor|sluice-delete|river-logged|river-traced> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
-//	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number> [variant=sluice-delete]
+//	BENCH system=<system> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number|n/a>
+//	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number|n/a> [variant=sluice-delete]
 //	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=<sluice|river> value=<number>
 //
 // A ratio above 1 means sluice is better: sluice/other for throughput,
 // other/sluice for latency and memory; against a variant of River it is
 // sluice's variant with the same features (sluice-logged against
-// river-logged, sluice-traced against river-traced). A share is a variant
+// river-logged, sluice-traced against river-traced); against raw and
+// raw-delete, the ceiling of plain SQL with no queue logic, it is the
+// fraction of the ceiling sluice reaches. A system that cannot do a
+// scenario has n/a for its figures and ratios. A share is a variant
 // (with observability features on, run when -system names it) over the
 // plain system. With -chart it also draws the head-to-head figures into
 // an SVG image, and with -from it redraws one from a saved output instead
@@ -22,9 +26,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -78,7 +84,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, asynq, asynq-rdb, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default all but the variants")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, asynq, asynq-rdb, raw, raw-delete, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default all but the variants")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -211,10 +217,16 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 			continue
 		}
 		figures := map[string]map[string][]float64{} // system -> metric -> values
+		unsupported := map[string]bool{}             // systems that cannot do sc
 		for rep := 1; rep <= o.reps; rep++ {
 			for _, system := range systemList {
 				began := time.Now()
 				m, err := r.measure(ctx, driver, system, &sc)
+				if errors.Is(err, harness.ErrUnsupported) {
+					r.logf("%s %s rep %d/%d %s: unsupported", driver, sc.name, rep, o.reps, system)
+					unsupported[system] = true
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -232,6 +244,9 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 		for _, system := range systemList {
 			for _, metric := range metrics {
 				v := harness.Percentile(figures[system][metric], 50)
+				if unsupported[system] {
+					v = math.NaN() // printed n/a, as is any ratio or share to it
+				}
 				med[system+" "+metric] = v
 				fmt.Fprintln(out, harness.BenchLine(system, driver, sc.name, metric, v))
 			}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"math"
 	"os/exec"
 	"slices"
 	"strings"
@@ -116,7 +118,7 @@ func TestVariantsOfRiverFaceSluicesAndShareRivers(t *testing.T) {
 func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ flag, want string }{
-		{"", "sluice river backlite"},
+		{"", "sluice river backlite raw raw-delete"},
 		{"river,sluice", "sluice river"},
 		{"sluice,sluice-traced,sluice-floor", "sluice sluice-traced sluice-floor"},
 		{"sluice-logged", "sluice-logged"},
@@ -149,6 +151,21 @@ func TestParseFigures(t *testing.T) {
 		if _, err := parseFigures([]byte(bad), spec); err == nil {
 			t.Errorf("parseFigures(%q) succeeded", bad)
 		}
+	}
+	if _, err := parseFigures([]byte("UNSUPPORTED system=river driver=pg scenario=latency_250ms\n"), spec); !errors.Is(err, harness.ErrUnsupported) {
+		t.Errorf("parseFigures of an unsupported measurement: %v", err)
+	}
+}
+
+// TestRatiosToAnUnsupportedSystem checks that a system that cannot do a
+// scenario, whose medians are NaN, gets ratios that say so.
+func TestRatiosToAnUnsupportedSystem(t *testing.T) {
+	t.Parallel()
+	med := map[string]float64{"sluice p50_ms": 2, "raw p50_ms": math.NaN()}
+	var out bytes.Buffer
+	printRatios(&out, "pg", "latency_250ms", []string{"p50_ms"}, []string{"sluice", "raw"}, med)
+	if got, want := out.String(), "RATIO driver=pg scenario=latency_250ms metric=p50_ms sluice_vs=raw value=n/a\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
@@ -206,6 +223,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err = parseFlags(nil); err != nil || o.reps != 3 || o.dbURL != "postgres://elsewhere/db" {
 		t.Errorf("full options: %+v, %v", o, err)
 	}
+	if _, err := parseFlags([]string{"-system", "sluice,raw,raw-delete", "-driver", "pg"}); err != nil {
+		t.Errorf("the ceiling: %v", err)
+	}
 	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor,river-logged,river-traced"}); err != nil {
 		t.Errorf("the variants of sluice: %v", err)
 	}
@@ -246,6 +266,8 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 		"riverotel-pg":      {riverMod, pgxMod, otelMod, otelRiver},
 		"backlite-sqlite":   {backliteMod, sqliteMod},
 		"asynq-redis":       {asynqMod, redisMod},
+		"raw-pg":            {pgxMod},
+		"raw-sqlite":        {sqliteMod},
 	}
 	for _, driver := range allDrivers {
 		all := newFilter(strings.Join(append(slices.Clone(systemsByDriver[driver]), variantNames...), ","))

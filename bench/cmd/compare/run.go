@@ -83,7 +83,7 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	}
 	m, err := parseFigures(out, &spec)
 	if err != nil {
-		return nil, err
+		return nil, err // harness.ErrUnsupported among others
 	}
 	m["rss_mib"] = rss
 	return m, nil
@@ -131,8 +131,13 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 	return stdout.Bytes(), rss, nil
 }
 
-// parseFigures reads a child's BENCH lines into metric values.
+// parseFigures reads a child's BENCH lines into metric values. It returns
+// harness.ErrUnsupported if the child said its system cannot do the
+// measurement.
 func parseFigures(out []byte, spec *harness.Spec) (measurement, error) {
+	if bytes.Contains(out, []byte(harness.UnsupportedLine(spec.System, spec.Driver, spec.Scenario)+"\n")) {
+		return nil, fmt.Errorf("%s/%s %s: %w", spec.System, spec.Driver, spec.Scenario, harness.ErrUnsupported)
+	}
 	figs, err := parseBench(bytes.NewReader(out))
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s %s: %w", spec.System, spec.Driver, spec.Scenario, err)
@@ -156,13 +161,16 @@ const childrenDir = "cmd/children"
 // program names the child program that measures system on driver: the
 // directory of its main package in childrenDir, and its file in r.tmp.
 // A variant of sluice lives in the program variants names; asynq's
-// systems in asynqProgram.
+// systems in asynqProgram, and raw-delete in raw's.
 func program(system, driver string) string {
 	if _, ok := asynqSystems[system]; ok {
 		return asynqProgram
 	}
 	if p, ok := variants[system]; ok {
 		system = p
+	}
+	if system == "raw-delete" {
+		system = "raw"
 	}
 	return system + "-" + driver
 }

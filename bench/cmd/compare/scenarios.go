@@ -23,8 +23,8 @@ var allDrivers = []string{"pg", "sqlite"}
 
 // Systems, in the order they run within a repetition.
 var systemsByDriver = map[string][]string{
-	"pg":     {"sluice", "river", "asynq", "asynq-rdb"},
-	"sqlite": {"sluice", "river", "backlite"},
+	"pg":     {"sluice", "river", "asynq", "asynq-rdb", "raw", "raw-delete"},
+	"sqlite": {"sluice", "river", "backlite", "raw", "raw-delete"},
 }
 
 // variants are sluice with its observability features on, on either
