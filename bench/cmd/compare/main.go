@@ -1,8 +1,9 @@
 // Command compare measures sluice side by side with River (Postgres and
-// SQLite) and backlite (SQLite) on this machine, in one run, and prints one
-// line per figure and the ratios:
+// SQLite), graphile-worker and pg-boss (Postgres, on Node) and backlite
+// (SQLite) on this machine, in one run, and prints one line per figure and
+// the ratios:
 //
-//	BENCH system=<sluice|river|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
+//	BENCH system=<sluice|river|graphile-worker|pg-boss|backlite|sluice-logged|sluice-traced|sluice-floor> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number>
 //	SHARE driver=<pg|sqlite> scenario=<name> metric=<metric> system=<variant> of=sluice value=<number>
 //
@@ -69,7 +70,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, or the variants sluice-logged, sluice-traced, sluice-floor); default sluice, river and backlite")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, graphile-worker, pg-boss, backlite, or the variants sluice-logged, sluice-traced, sluice-floor); default all but the variants")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -113,7 +114,7 @@ func parseFlags(args []string) (*options, error) {
 		known []string
 	}{
 		{"-scenario", o.scenarios, scenarioNames},
-		{"-system", o.systems, append(slices.Clone(systemsByDriver["sqlite"]), variantNames...)},
+		{"-system", o.systems, append(allSystems(), variantNames...)},
 		{"-driver", o.drivers, allDrivers},
 	} {
 		if err := check.f.check(check.known); err != nil {
@@ -143,12 +144,22 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 	}()
 	start := time.Now()
 	var programs []string
+	onNode := false
 	for _, driver := range o.drivers.selected(allDrivers) {
 		for _, system := range systemsFor(o.systems, driver) {
+			if slices.Contains(nodeSystems, system) {
+				onNode = true
+				continue
+			}
 			if slices.Contains(programs, program(system, driver)) {
 				continue
 			}
 			programs = append(programs, program(system, driver))
+		}
+	}
+	if onNode {
+		if err := r.findNode(nodeDir); err != nil {
+			return err
 		}
 	}
 	if err := r.build(ctx, programs, o.riverDir); err != nil {

@@ -23,8 +23,21 @@ var allDrivers = []string{"pg", "sqlite"}
 
 // Systems, in the order they run within a repetition.
 var systemsByDriver = map[string][]string{
-	"pg":     {"sluice", "river"},
+	"pg":     {"sluice", "river", "graphile-worker", "pg-boss"},
 	"sqlite": {"sluice", "river", "backlite"},
+}
+
+// allSystems returns every driver's systems, each once.
+func allSystems() []string {
+	var out []string
+	for _, driver := range allDrivers {
+		for _, s := range systemsByDriver[driver] {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // variants are sluice with its observability features on, on either
