@@ -80,6 +80,13 @@ func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
 			t.Errorf("-system %q runs %q, want %q", c.flag, got, c.want)
 		}
 	}
+	// The systems on Node run on Postgres alone, by default too.
+	if got := strings.Join(systemsFor(nil, "pg"), " "); got != "sluice river graphile-worker pg-boss" {
+		t.Errorf("Postgres runs %q", got)
+	}
+	if got := systemsFor(newFilter("pg-boss"), "sqlite"); len(got) != 0 {
+		t.Errorf("-system pg-boss runs %q on SQLite", got)
+	}
 }
 
 func TestParseFigures(t *testing.T) {
@@ -159,6 +166,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-system", "sluice,sluice-logged,sluice-traced,sluice-floor"}); err != nil {
 		t.Errorf("the variants of sluice: %v", err)
+	}
+	if _, err := parseFlags([]string{"-system", "sluice,graphile-worker,pg-boss", "-driver", "pg"}); err != nil {
+		t.Errorf("the systems on Node: %v", err)
 	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
