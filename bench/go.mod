@@ -2,6 +2,10 @@ module github.com/sluicehq/sluice/bench
 
 go 1.26.0
 
+// The Node systems' packages (bench/node, installed by npm ci) hold no Go
+// code; ./... need not walk them.
+ignore ./node/node_modules
+
 replace (
 	github.com/sluicehq/sluice => ../
 	github.com/sluicehq/sluice/bench/harness => ./harness

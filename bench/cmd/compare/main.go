@@ -1,8 +1,8 @@
 // Command compare measures sluice side by side with River (Postgres and
-// SQLite), backlite (SQLite), asynq (Redis, in the Postgres tables, on a
-// Redis server it starts for each measurement) and the ceiling of plain
-// SQL (both) on this machine, in one run, and prints one line per figure
-// and the ratios:
+// SQLite), graphile-worker and pg-boss (Postgres, on Node), backlite
+// (SQLite), asynq (Redis, in the Postgres tables, on a Redis server it
+// starts for each measurement) and the ceiling of plain SQL (both) on this
+// machine, in one run, and prints one line per figure and the ratios:
 //
 //	BENCH system=<system> driver=<pg|sqlite> scenario=<name> metric=<jobs_per_s|p50_ms|p99_ms|rss_mib> value=<number|n/a>
 //	RATIO driver=<pg|sqlite> scenario=<name> metric=<metric> sluice_vs=<system> value=<number|n/a> [variant=sluice-delete]
@@ -84,7 +84,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply the full run's job counts and windows by this (to try the full run small); ignored with -quick")
 	fs.IntVar(&o.reps, "reps", 0, "repetitions of each scenario per system; the median is reported (default 3, or 1 with -quick)")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated scenarios to run (burn_down, default_config, enqueue_single, enqueue_many, latency, bloat, or a full name such as latency_250ms); default all")
-	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, backlite, asynq, asynq-rdb, raw, raw-delete, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default all but the variants")
+	fs.StringVar(&systemNames, "system", "", "comma-separated systems to run (sluice, river, graphile-worker, pg-boss, backlite, asynq, asynq-rdb, raw, raw-delete, or the variants sluice-logged, sluice-traced, sluice-floor, sluice-delete, and on Postgres river-logged, river-traced); default all but the variants")
 	fs.StringVar(&drivers, "driver", "", "comma-separated drivers to run (pg, sqlite); default both")
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
@@ -171,12 +171,22 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 	}()
 	start := time.Now()
 	var programs []string
+	onNode := false
 	for _, driver := range o.drivers.selected(allDrivers) {
 		for _, system := range systemsFor(o.systems, driver) {
+			if slices.Contains(nodeSystems, system) {
+				onNode = true
+				continue
+			}
 			if slices.Contains(programs, program(system, driver)) {
 				continue
 			}
 			programs = append(programs, program(system, driver))
+		}
+	}
+	if onNode {
+		if err := r.findNode(nodeDir); err != nil {
+			return err
 		}
 	}
 	if err := r.build(ctx, programs, o.riverDir); err != nil {

@@ -131,6 +131,13 @@ func TestSystemsForRunsVariantsOnlyWhenNamed(t *testing.T) {
 	if got := strings.Join(systemsFor(newFilter("river-traced,sluice-traced,river"), "pg"), " "); got != "river sluice-traced river-traced" {
 		t.Errorf("-system river-traced,sluice-traced,river runs %q on Postgres", got)
 	}
+	// The systems on Node run on Postgres alone, by default too.
+	if got := strings.Join(systemsFor(nil, "pg"), " "); got != "sluice river graphile-worker pg-boss asynq asynq-rdb raw raw-delete" {
+		t.Errorf("Postgres runs %q", got)
+	}
+	if got := systemsFor(newFilter("pg-boss"), "sqlite"); len(got) != 0 {
+		t.Errorf("-system pg-boss runs %q on SQLite", got)
+	}
 }
 
 func TestParseFigures(t *testing.T) {
@@ -232,6 +239,9 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-system", "asynq,asynq-rdb", "-driver", "pg"}); err != nil {
 		t.Errorf("systems of Postgres alone: %v", err)
 	}
+	if _, err := parseFlags([]string{"-system", "sluice,graphile-worker,pg-boss", "-driver", "pg"}); err != nil {
+		t.Errorf("the systems on Node: %v", err)
+	}
 	for _, bad := range [][]string{{"-reps", "-1"}, {"-scale", "0"}, {"extra"}, {"-nope"},
 		{"-scenario", "latency,nope"}, {"-system", "sluice,oban"}, {"-driver", "mysql"}} {
 		if _, err := parseFlags(bad); err == nil {
@@ -272,6 +282,9 @@ func TestChildProgramsLinkOneSystem(t *testing.T) {
 	for _, driver := range allDrivers {
 		all := newFilter(strings.Join(append(slices.Clone(systemsByDriver[driver]), variantNames...), ","))
 		for _, system := range systemsFor(all, driver) {
+			if slices.Contains(nodeSystems, system) {
+				continue // not a Go program: TestNodeSystems runs it
+			}
 			if p := program(system, driver); p != riverSQLite && want[p] == nil {
 				t.Errorf("no expectation for the child program %s", p)
 			}

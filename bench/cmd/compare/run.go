@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,9 @@ type runner struct {
 	limit  time.Duration // bounds each child process
 	logf   func(format string, args ...any)
 	schema string // prefix of schema names
+	// node and nodeChild are the Node binary and the child program of the
+	// systems that run on Node (nodeSystems), set by findNode.
+	node, nodeChild string
 }
 
 // measurement is what one child measured.
@@ -85,7 +89,11 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	if err != nil {
 		return nil, err // harness.ErrUnsupported among others
 	}
-	m["rss_mib"] = rss
+	// A child that works in processes of its own reports their memory
+	// with its own; the kernel's figure covers the child alone.
+	if _, ok := m["rss_mib"]; !ok {
+		m["rss_mib"] = rss
+	}
 	return m, nil
 }
 
@@ -117,8 +125,11 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.limit)
 	defer cancel()
-	prog := filepath.Join(r.tmp, program(spec.System, spec.Driver))
-	cmd := exec.CommandContext(ctx, prog, "-phase", phase, "-spec", string(js))
+	prog, args := filepath.Join(r.tmp, program(spec.System, spec.Driver)), []string(nil)
+	if slices.Contains(nodeSystems, spec.System) {
+		prog, args = r.node, []string{r.nodeChild}
+	}
+	cmd := exec.CommandContext(ctx, prog, append(args, "-phase", phase, "-spec", string(js))...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -173,6 +184,39 @@ func program(system, driver string) string {
 		system = "raw"
 	}
 	return system + "-" + driver
+}
+
+// nodeSystems are the systems that run on Node: their child program is
+// nodeDir's child.mjs, run by the Node binary that nodeDir's packages
+// install (npm ci), with no build step.
+var nodeSystems = []string{"graphile-worker", "pg-boss"}
+
+// nodeDir holds the Node systems' child program and packages, relative to
+// the bench module's directory.
+const nodeDir = "node"
+
+// findNode finds the Node binary and child program in dir, a directory
+// like nodeDir, and fails unless npm ci has installed its packages.
+func (r *runner) findNode(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	child := filepath.Join(abs, "child.mjs")
+	if _, err := os.Stat(child); err != nil {
+		return fmt.Errorf("the Node systems' child program not found (run from bench/): %w", err)
+	}
+	node := filepath.Join(abs, "node_modules", ".bin", "node")
+	for _, p := range append([]string{node}, nodeSystems...) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(abs, "node_modules", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("the Node systems' packages are not installed (run npm ci in bench/node): %w", err)
+		}
+	}
+	r.node, r.nodeChild = node, child
+	return nil
 }
 
 // riverSQLite is the child program built from the River-on-SQLite module.

@@ -23,7 +23,7 @@ var allDrivers = []string{"pg", "sqlite"}
 
 // Systems, in the order they run within a repetition.
 var systemsByDriver = map[string][]string{
-	"pg":     {"sluice", "river", "asynq", "asynq-rdb", "raw", "raw-delete"},
+	"pg":     {"sluice", "river", "graphile-worker", "pg-boss", "asynq", "asynq-rdb", "raw", "raw-delete"},
 	"sqlite": {"sluice", "river", "backlite", "raw", "raw-delete"},
 }
 
