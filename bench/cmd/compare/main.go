@@ -56,6 +56,7 @@ type options struct {
 	chart      string // the SVG file to draw the results into
 	chartTitle string
 	from       string // a saved output to chart instead of running
+	budget     bool   // add the per-job budget to burn-downs on Postgres
 }
 
 func main() {
@@ -89,6 +90,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.dbURL, "database-url", dbURL, "Postgres URL; every system works in a schema of its own there (default $SLUICE_TEST_DATABASE_URL, else "+defaultDatabaseURL+")")
 	fs.StringVar(&o.riverDir, "riversqlite", "riversqlite", "directory of the River-on-SQLite module")
 	fs.DurationVar(&o.childLimit, "child-timeout", 0, "bound on each measurement's processes (default 2m with -quick, 30m otherwise)")
+	fs.BoolVar(&o.budget, "budget", false, "add to each burn-down on Postgres the cost per job: statements (with pg_stat_statements loaded), transactions, WAL bytes, server and client CPU µs")
 	fs.StringVar(&o.chart, "chart", "", "draw the run's head-to-head figures into this SVG file")
 	fs.StringVar(&o.chartTitle, "chart-title", defaultChartTitle, "the chart's title, such as the machine and date of the run")
 	fs.StringVar(&o.from, "from", "", "with -chart: draw the BENCH lines of this saved standard output of a run (- for standard input) and run nothing")
@@ -203,6 +205,11 @@ func run(ctx context.Context, o *options, out, log io.Writer) error {
 				return fmt.Errorf("connect to Postgres (-database-url): %w", err)
 			}
 			r.admin = conn
+			if r.budget = o.budget; r.budget {
+				if r.statements = r.checkStatements(ctx); !r.statements {
+					r.logf("budget: the server does not load pg_stat_statements, so statements per job are n/a")
+				}
+			}
 		}
 		if err := runDriver(ctx, r, o, driver, systemList, out); err != nil {
 			return err
@@ -251,6 +258,9 @@ func runDriver(ctx context.Context, r *runner, o *options, driver string, system
 		}
 		med := map[string]float64{}
 		metrics := append(slices.Clone(sc.metrics), "rss_mib")
+		if o.budget && budgetApplies(&harness.Spec{Kind: sc.spec.Kind, Driver: driver}) {
+			metrics = append(metrics, budgetMetrics...)
+		}
 		for _, system := range systemList {
 			for _, metric := range metrics {
 				v := harness.Percentile(figures[system][metric], 50)

@@ -33,22 +33,22 @@ func TestNodeSystems(t *testing.T) {
 					spec.Backlog = 3
 				}
 				spec.DB, spec.Schema = url, dbtest.Schema(t, url)
-				if _, _, err := r.child(t.Context(), &spec, "prepare"); err != nil {
+				if _, err := r.child(t.Context(), &spec, "prepare"); err != nil {
 					t.Fatal(err)
 				}
-				out, _, err := r.child(t.Context(), &spec, "measure")
+				run, err := r.child(t.Context(), &spec, "measure")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := harness.CheckFigures(&spec, out); err != nil {
+				if err := harness.CheckFigures(&spec, run.out); err != nil {
 					t.Fatalf("%s: %v", spec.Scenario, err)
 				}
-				m, err := parseFigures(out, &spec)
+				m, err := parseFigures(run.out, &spec)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if m["rss_mib"] <= 0 {
-					t.Errorf("%s: no rss_mib figure in:\n%s", spec.Scenario, out)
+					t.Errorf("%s: no rss_mib figure in:\n%s", spec.Scenario, run.out)
 				}
 			}
 		})

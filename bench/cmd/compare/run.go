@@ -29,6 +29,9 @@ type runner struct {
 	limit  time.Duration // bounds each child process
 	logf   func(format string, args ...any)
 	schema string // prefix of schema names
+	// budget adds the per-job figures of budgetMetrics to burn-downs on
+	// Postgres; statements says the server counts statements.
+	budget, statements bool
 	// node and nodeChild are the Node binary and the child program of the
 	// systems that run on Node (nodeSystems), set by findNode.
 	node, nodeChild string
@@ -73,7 +76,7 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 	}
 	defer cleanup()
 
-	if _, _, err := r.child(ctx, &spec, "prepare"); err != nil {
+	if _, err := r.child(ctx, &spec, "prepare"); err != nil {
 		return nil, err
 	}
 	if spec.Schema != "" {
@@ -81,18 +84,37 @@ func (r *runner) measure(ctx context.Context, driver, system string, sc *scenari
 			return nil, err
 		}
 	}
-	out, rss, err := r.child(ctx, &spec, "measure")
+	budget := r.budget && budgetApplies(&spec) && spec.Schema != ""
+	var before pgUsage
+	if budget {
+		var err error
+		if before, err = r.usage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	run, err := r.child(ctx, &spec, "measure")
 	if err != nil {
 		return nil, err
 	}
-	m, err := parseFigures(out, &spec)
+	m, err := parseFigures(run.out, &spec)
 	if err != nil {
 		return nil, err // harness.ErrUnsupported among others
 	}
 	// A child that works in processes of its own reports their memory
 	// with its own; the kernel's figure covers the child alone.
 	if _, ok := m["rss_mib"]; !ok {
-		m["rss_mib"] = rss
+		m["rss_mib"] = run.rss
+	}
+	switch {
+	case budget:
+		time.Sleep(budgetSettle)
+		after, err := r.usage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		addBudget(m, before, after, run.cpu)
+	case r.budget && budgetApplies(&spec):
+		noBudget(m) // not on Postgres
 	}
 	return m, nil
 }
@@ -116,12 +138,19 @@ func (r *runner) analyze(ctx context.Context, schema string) error {
 	return nil
 }
 
+// childRun is what one child process printed and used.
+type childRun struct {
+	out []byte
+	rss float64       // peak resident set size, MiB
+	cpu time.Duration // user and system time, with its children's it waited for
+}
+
 // child runs one phase of spec in a child process and returns its output
-// and its peak resident set size in MiB.
-func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([]byte, float64, error) {
+// and what it used.
+func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) (childRun, error) {
 	js, err := json.Marshal(spec)
 	if err != nil {
-		return nil, 0, err
+		return childRun{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.limit)
 	defer cancel()
@@ -133,13 +162,13 @@ func (r *runner) child(ctx context.Context, spec *harness.Spec, phase string) ([
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, 0, fmt.Errorf("%s %s/%s %s: %w\n%s", phase, spec.System, spec.Driver, spec.Scenario, err, stderr.Bytes())
+		return childRun{}, fmt.Errorf("%s %s/%s %s: %w\n%s", phase, spec.System, spec.Driver, spec.Scenario, err, stderr.Bytes())
 	}
-	var rss float64
+	run := childRun{out: stdout.Bytes(), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = float64(ru.Maxrss) / 1024 // Maxrss is in KiB on Linux
+		run.rss = float64(ru.Maxrss) / 1024 // Maxrss is in KiB on Linux
 	}
-	return stdout.Bytes(), rss, nil
+	return run, nil
 }
 
 // parseFigures reads a child's BENCH lines into metric values. It returns
