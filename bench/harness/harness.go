@@ -23,6 +23,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -164,7 +165,37 @@ func runPhase(ctx context.Context, factory Factory, phase string, spec *Spec, ou
 	if phase == "prepare" {
 		return prepare(ctx, sys, spec)
 	}
+	if path := os.Getenv(CPUProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return measure(ctx, sys, spec, out)
+}
+
+// CPUProfileEnv names the environment variable that, set to a file's
+// path, makes a Go child program write the CPU profile of its measure
+// phase there (go tool pprof reads it): where a system's client spends
+// its time per job.
+const CPUProfileEnv = "SLUICE_BENCH_CPUPROFILE"
+
+// startCPUProfile starts profiling into a new file at path and returns
+// the function that stops and closes it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // prepare creates the schema, then inserts the finished jobs and the
