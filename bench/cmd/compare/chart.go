@@ -46,7 +46,7 @@ func parseBench(r io.Reader) ([]figure, error) {
 			}
 		}
 		if value == "n/a" && f.system != "" {
-			continue // the system cannot do the scenario: drawn as not measured
+			continue // the system cannot do the scenario: drawn as n/a
 		}
 		var err error
 		if f.value, err = strconv.ParseFloat(value, 64); err != nil || f.system == "" || f.driver == "" || f.scenario == "" || f.metric == "" {
@@ -219,7 +219,7 @@ func drawPanel(b *strings.Builder, l *chartLayout, driver string, row int, x, y,
 		mid := y + chartBarH/2 + 4.5 // the text's baseline, centred on the bar
 		text(b, barX-8, mid, chartTextSize, "normal", "#111827", "end", br.system)
 		if !br.ok {
-			text(b, barX+8, mid, chartTextSize, "italic", "#6b7280", "start", "not measured")
+			text(b, barX+8, mid, chartTextSize, "italic", "#6b7280", "start", "n/a")
 		} else {
 			w := 0.0
 			if top > 0 {
