@@ -113,7 +113,7 @@ type sizes struct {
 	slowSamples, fastJobs int
 }
 
-// sizesFor returns the sizes for a driver: the in a full run, each
+// sizesFor returns the sizes for a driver: the full ones in a full run, each
 // count and window multiplied by scale, and ones that keep the whole quick
 // run under two minutes.
 func sizesFor(driver string, quick bool, scale float64) sizes {
