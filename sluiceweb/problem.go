@@ -263,7 +263,6 @@ func jsonName(field string) string {
 // snake case: "RatePeriod" is "rate_period", ".RateLimit" ".rate_limit",
 // "GroupIDs" "group_ids" (a run of capitals is one word).
 func snakeCase(s string) string {
-	s = strings.ReplaceAll(s, "IDs", "Ids")
 	var b strings.Builder
 	for i, r := range s {
 		if r >= 'A' && r <= 'Z' {
