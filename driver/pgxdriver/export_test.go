@@ -1,7 +1,11 @@
 package pgxdriver
 
 import (
+	"context"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/internal/filtersql"
@@ -65,4 +69,21 @@ func (d *Driver) FinalizeInsertQuery() string { return d.q.finalizeIns }
 func (d *Driver) CountQuery(f *driver.JobFilter) (string, []any) {
 	q := filtersql.New(dialect, f)
 	return "SELECT count(*) FROM " + d.Table() + " " + q.Where(), q.Args
+}
+
+// AllJobsQuery returns a query of every job's columns, as a claim returns
+// them, in ID order.
+func (d *Driver) AllJobsQuery() string {
+	return strings.Replace(d.q.get, "WHERE j.id = $1", "ORDER BY j.id", 1)
+}
+
+// ReadJobs runs sql on db and reads its rows as the driver reads a claim's:
+// from their wire format where it can (wire), or through pgx's Scan
+// alone. It returns how many rows were read from the wire format.
+func ReadJobs(ctx context.Context, db *pgxpool.Pool, sql string, wire bool) ([]*driver.JobRow, int, error) {
+	rows, err := db.Query(ctx, sql)
+	if err != nil {
+		return nil, 0, err
+	}
+	return readRows(rows, wire)
 }

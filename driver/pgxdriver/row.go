@@ -71,23 +71,35 @@ func scanRow(s pgx.Row, lead ...any) (*driver.JobRow, error) {
 
 // scanRows reads every row of rows and closes it.
 func scanRows(rows pgx.Rows) ([]*driver.JobRow, error) {
+	jobs, _, err := readRows(rows, true)
+	return jobs, err
+}
+
+// readRows reads every row of rows and closes it: from their wire format
+// where it can with wire, else through pgx's Scan. It returns how many
+// rows were read from the wire format.
+func readRows(rows pgx.Rows, wire bool) (jobs []*driver.JobRow, wired int, err error) {
 	defer rows.Close()
-	var (
-		r    rowScanner
-		jobs []*driver.JobRow
-	)
+	var r rowScanner
 	r.init(true, nil)
+	wire = wire && r.wireReadable(rows.FieldDescriptions())
 	for rows.Next() {
-		j, err := r.scan(rows)
+		var j *driver.JobRow
+		if wire && r.decode(rows.RawValues()) {
+			wired++
+			j, err = r.job()
+		} else {
+			j, err = r.scan(rows)
+		}
 		if err != nil {
-			return nil, err
+			return nil, wired, err
 		}
 		jobs = append(jobs, j)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, wired, err
 	}
-	return jobs, nil
+	return jobs, wired, nil
 }
 
 // rowScanner reads rows of the columns listed in columns. It reuses its
@@ -107,6 +119,7 @@ type rowScanner struct {
 	tags                                  []string
 	metadata, logs, dependsOn             []byte
 	waiting                               bool
+	jsonbBinary                           bool
 	dest                                  []any
 	names                                 map[string]string
 }
@@ -136,6 +149,11 @@ func (r *rowScanner) scan(s pgx.Row) (*driver.JobRow, error) {
 	if err := s.Scan(r.dest...); err != nil {
 		return nil, err
 	}
+	return r.job()
+}
+
+// job returns a new job of the values read last.
+func (r *rowScanner) job() (*driver.JobRow, error) {
 	j := &driver.JobRow{
 		ID: r.id, Topic: r.name(r.topic), Queue: r.name(r.queue), Priority: r.priority,
 		Status: driver.JobStatus(r.name(r.status)), Attempt: r.attempt, MaxRetries: r.maxRetries,
