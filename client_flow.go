@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -301,29 +302,68 @@ func (r *run) updateFlow(change func(fs *flowState) bool) {
 }
 
 // releaseWaiting settles the waiting jobs whose dependencies allow it (the
-// driver looks at every waiting job, releaseLimit per transaction), and
-// wakes the queues of the jobs released.
-func (r *run) releaseWaiting(ctx context.Context) {
-	rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit})
+// driver looks at every waiting job, or those of groups when there are
+// any, releaseLimit per transaction), and wakes the queues of the jobs
+// released. A pass over groups settles only those of them whose waiting
+// jobs it cancelled: a task's own outcome settles its group as it is
+// written, and the pass over every job settles the rest.
+func (r *run) releaseWaiting(ctx context.Context, groups []string) {
+	rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit, Groups: groups})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			r.cfg.Logger.Warn("sluice: cannot release waiting jobs", "error", err)
 		}
 		return
 	}
+	var cancelled []string
 	for _, row := range rows {
-		if row.Status == StatusPending {
+		switch {
+		case row.Status == StatusPending:
 			r.wake(row.Queue, true)
+		case row.GroupID != "" && !slices.Contains(cancelled, row.GroupID):
+			cancelled = append(cancelled, row.GroupID)
 		}
 	}
-	r.settleGroups(ctx)
+	switch {
+	case groups == nil:
+		r.settleGroups(ctx, nil)
+	case len(cancelled) > 0:
+		r.settleGroups(ctx, cancelled)
+	}
+}
+
+// finishedGroups gathers the IDs of the workflows and batches whose tasks
+// finished since it was last taken from.
+type finishedGroups struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+// add notes that a task of group id finished.
+func (f *finishedGroups) add(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids == nil {
+		f.ids = make(map[string]struct{})
+	}
+	f.ids[id] = struct{}{}
+}
+
+// take returns the groups noted since the last take, and forgets them.
+func (f *finishedGroups) take() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := slices.Collect(maps.Keys(f.ids))
+	clear(f.ids)
+	return ids
 }
 
 // settleGroups inserts the callbacks of the workflows and batches that
 // writes other than a worker's outcome finished (a release that cancelled
-// a waiting job, a rescue, a cancel, a delete), and wakes their queues.
-func (r *run) settleGroups(ctx context.Context) {
-	groups, err := r.exec.GroupSettle(ctx, &driver.GroupSettleParams{Now: r.cfg.now(), Limit: releaseLimit})
+// a waiting job, a rescue, a cancel, a delete), of ids alone when not nil,
+// and wakes their queues.
+func (r *run) settleGroups(ctx context.Context, ids []string) {
+	groups, err := r.exec.GroupSettle(ctx, &driver.GroupSettleParams{Now: r.cfg.now(), Limit: releaseLimit, IDs: ids})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			r.cfg.Logger.Warn("sluice: cannot settle workflows and batches", "error", err)

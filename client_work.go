@@ -55,7 +55,7 @@ func (c *Client[TTx]) workNext(ctx context.Context, exec driver.Executor, queue 
 	}
 	r := newRun(context.WithValue(ctx, clientKey{}, c), &cfg, exec, &c.events, c.topics)
 	defer r.pool.Close()
-	r.releaseWaiting(ctx)
+	r.releaseWaiting(ctx, nil)
 	now := c.now()
 	rows, err := exec.JobClaim(ctx, &driver.JobClaimParams{ClientID: r.lockedBy, Queue: queue, Topics: c.topics,
 		Limit: 1, Now: now, LockedUntil: now.Add(cfg.LeaseDuration), Flow: true, Keyed: true})

@@ -80,6 +80,10 @@ type run struct {
 	// releaseKick asks the flow loop for a release pass soon: a task of a
 	// workflow finished here, and the tasks after it may be free to run.
 	releaseKick chan struct{}
+	// finished are the workflows and batches whose tasks finished here
+	// since the last release pass: a kicked pass looks at their waiting
+	// jobs alone.
+	finished finishedGroups
 	// metrics gathers what attempts did, for the metrics store.
 	metrics rollup.Recorder
 }
@@ -175,15 +179,21 @@ func (r *run) start(ctx context.Context, d any) {
 		tick.Every(r.maintCtx, cfg.ProgressInterval, func() { r.writeProgress(r.maintCtx) })
 	})
 	r.maintWG.Go(func() {
-		// The flow loop: queue states and a release pass every poll, and
-		// a release pass soon after a workflow's task finishes here, so
-		// that the next task starts without waiting for the poll.
+		// The flow loop: queue states and a release pass over every
+		// waiting job every poll, and a pass over the waiting jobs of a
+		// workflow or batch soon after one of its tasks finishes here,
+		// so that the next task starts without waiting for the poll.
 		tick.EveryOrKicked(r.maintCtx, max(cfg.PollInterval, minFlowInterval), minFlowInterval, r.releaseKick,
 			func(kicked bool) {
-				if !kicked {
-					r.readFlow(r.maintCtx)
+				groups := r.finished.take()
+				if kicked {
+					if len(groups) > 0 { // else a pass over every job took them
+						r.releaseWaiting(r.maintCtx, groups)
+					}
+					return
 				}
-				r.releaseWaiting(r.maintCtx)
+				r.readFlow(r.maintCtx)
+				r.releaseWaiting(r.maintCtx, nil)
 			})
 	})
 	r.maintWG.Go(func() {

@@ -86,6 +86,7 @@ func (r *run) finish(jr *jobRun, err error, stopped bool) {
 			r.wake(row.Queue, true)
 		}
 		if matched && row.Task != "" && fin.Status.Finished() {
+			r.finished.add(row.GroupID)
 			select {
 			case r.releaseKick <- struct{}{}:
 			default: // a pass is asked for already

@@ -100,6 +100,12 @@ type JobReleaseParams struct {
 	// the order of their IDs, so that jobs still blocked never hide later
 	// ones that could be settled.
 	Limit int
+	// Groups, when not empty, limits the pass to the waiting jobs of these
+	// groups (workflows and batches, by ID), such as those of tasks that
+	// just finished: the jobs their outcomes may have freed. A pass with
+	// no Groups looks at every waiting job; one with an ID that names no
+	// group settles nothing of it.
+	Groups []string
 }
 
 // WaitingRunAt is the RunAt a waiting job is stored with, so that no

@@ -174,6 +174,9 @@ type GroupSettleParams struct {
 	Now time.Time
 	// Limit is the most groups to settle in one call; at least 1.
 	Limit int
+	// IDs, when not empty, limits the call to these groups; those of them
+	// that are open, settled already or not done are left as they are.
+	IDs []string
 }
 
 // GroupRetryParams are the params of [GroupExecutor.GroupRetry].

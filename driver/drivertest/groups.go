@@ -32,6 +32,10 @@ func groupCases[TTx any]() []testCase[TTx] {
 		// A group finished by a cancel settles at the next GroupSettle,
 		// once.
 		{name: "SettleSweep", fn: testGroupSettleSweep[TTx]},
+		// A release or a settle of named groups touches the waiting jobs
+		// and the groups named alone; the other groups' wait for a pass
+		// over every one, and IDs that name no group settle nothing.
+		{name: "ReleaseSettleByGroup", fn: testGroupReleaseSettleByGroup[TTx]},
 		// A retry requeues the failed jobs, makes the dependants cancelled
 		// because of them wait again, and unsettles the group.
 		{name: "Retry", fn: testGroupRetry[TTx]},
@@ -336,4 +340,63 @@ func testGroupListClean[TTx any](h *harness[TTx], _ mode) {
 	require.Equal(t, 1, n)
 	_, err = h.exec().GroupGet(h.ctx, &driver.GroupGetParams{ID: made[0]})
 	require.ErrorIs(t, err, driver.ErrNotFound)
+}
+
+func testGroupReleaseSettleByGroup[TTx any](h *harness[TTx], _ mode) {
+	t := h.t
+	// Two workflows of a task and its dependant each, and a batch of one
+	// job.
+	chain := func(name string) (*driver.JobInsert, *driver.JobInsert, driver.GroupRow) {
+		a, b := h.newJob(), h.newJob()
+		a.Task, b.Task = "first", "second"
+		b.DependsOn, b.OnDependencyFailure = []string{a.ID}, driver.DependencyCancel
+		g := h.group(driver.GroupWorkflow, name)
+		g.Callbacks = h.callbacks()
+		h.insertGroup(g, a, b)
+		return a, b, g
+	}
+	a1, b1, g1 := chain("one")
+	a2, b2, g2 := chain("two")
+	h.endGroupJob(a1, driver.StatusCompleted)
+	h.endGroupJob(a2, driver.StatusFailed)
+	batch := h.group(driver.GroupBatch, "swept")
+	batch.Callbacks = h.callbacks()
+	jobs := h.members(1)
+	h.insertGroup(batch, jobs...)
+	_, err := h.exec().JobCancel(h.ctx, &driver.JobActParams{IDs: []string{jobs[0].ID}, Now: h.at(time.Second)})
+	require.NoError(t, err)
+
+	release := func(groups ...string) []*driver.JobRow {
+		t.Helper()
+		rows, err := h.exec().JobRelease(h.ctx, &driver.JobReleaseParams{Now: h.at(2 * time.Second), Limit: 100, Groups: groups})
+		require.NoError(t, err)
+		return rows
+	}
+	require.Empty(t, release(newID(), "not-a-uuid"), "no such group")
+	rows := release(g1.ID)
+	require.Equal(t, []string{b1.ID}, ids(rows), "the first workflow's dependant alone")
+	require.Equal(t, driver.StatusPending, rows[0].Status)
+	require.False(t, rows[0].Waiting)
+	require.True(t, h.get(b2.ID).Waiting, "the other workflow's dependant still waits")
+
+	settle := func(among ...string) []*driver.GroupRow {
+		t.Helper()
+		settled, err := h.exec().GroupSettle(h.ctx, &driver.GroupSettleParams{Now: h.at(3 * time.Second), Limit: 10, IDs: among})
+		require.NoError(t, err)
+		return settled
+	}
+	require.Empty(t, settle(newID(), "not-a-uuid"), "no such group")
+	require.Empty(t, settle(g2.ID), "the second workflow is not done: its dependant waits")
+
+	rows = release(g2.ID, g1.ID)
+	require.Equal(t, []string{b2.ID}, ids(rows), "the second workflow's dependant, cancelled")
+	require.Equal(t, driver.StatusCancelled, rows[0].Status)
+	settled := settle(g2.ID)
+	require.Len(t, settled, 1)
+	require.Equal(t, g2.ID, settled[0].ID)
+	require.Equal(t, driver.OutcomeFailure, settled[0].Outcome)
+	require.True(t, h.getGroup(batch.ID).SettledAt.IsZero(), "the batch was not named")
+	settled = settle()
+	require.Len(t, settled, 1, "a settle of every group takes the batch")
+	require.Equal(t, batch.ID, settled[0].ID)
 }

@@ -100,6 +100,21 @@ CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
 LEFT JOIN {t} AS d ON d.id = dep.id::uuid
 GROUP BY w.id, w.wait_policy`
 
+	// waitingGroupsSQL is waitingSQL for the waiting jobs of the groups
+	// $3 alone. They are read through the groups' index into a
+	// materialized set first, so that no plan walks every waiting job in
+	// ID order looking for the few of these groups.
+	waitingGroupsSQL = `WITH g AS MATERIALIZED (SELECT id, wait_policy, depends_on FROM {t}
+	WHERE group_id = ANY($3::uuid[]) AND status = 'pending' AND wait_policy IS NOT NULL AND id > $2)
+SELECT w.id, w.wait_policy, count(*),
+	count(*) FILTER (WHERE d.status = 'completed'),
+	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
+	min(dep.id) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
+FROM (SELECT * FROM g ORDER BY id LIMIT $1) AS w
+CROSS JOIN LATERAL jsonb_array_elements_text(w.depends_on) AS dep(id)
+LEFT JOIN {t} AS d ON d.id = dep.id::uuid
+GROUP BY w.id, w.wait_policy`
+
 	// depStatusSQL: the status of the job $1, read under a share lock so
 	// that it cannot change before the transaction ends; 'held' when
 	// another transaction is changing it (requeueing it, say), NULL when
@@ -244,11 +259,20 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 	if err := e.db.QueryRow(ctx, e.d.q.anyWaiting).Scan(&waiting); err != nil || !waiting {
 		return nil, wrapErr(ctx, op, err)
 	}
+	var groups []pgtype.UUID
+	for _, g := range p.Groups {
+		if u, ok := parseUUID(g); ok {
+			groups = append(groups, u)
+		}
+	}
+	if len(p.Groups) > 0 && len(groups) == 0 {
+		return nil, nil // no such group
+	}
 	var out []*driver.JobRow
 	// Page through the waiting jobs by ID.
 	after := pgtype.UUID{Valid: true}
 	for {
-		page, last, seen, err := e.releasePage(ctx, p, after)
+		page, last, seen, err := e.releasePage(ctx, p, groups, after)
 		if err != nil {
 			return nil, wrapErr(ctx, op, err)
 		}
@@ -261,6 +285,7 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 }
 
 // releasePage settles up to p.Limit waiting jobs with IDs after after,
+// of the groups groups when there are any,
 // and returns the jobs it changed, the last ID it looked at, and how many
 // jobs it looked at. It reads them without locking them, and opens a
 // transaction only when some can be settled: the statements that settle
@@ -269,9 +294,9 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 // cancelled meanwhile is left as it is; a dependency's status is read
 // again before its dependent is cancelled. (Locking every waiting job at
 // every pass wrote each of their rows, each pass.)
-func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, after pgtype.UUID) (
+func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, groups []pgtype.UUID, after pgtype.UUID) (
 	out []*driver.JobRow, last pgtype.UUID, seen int, err error) {
-	release, bad, last, seen, err := e.readWaiting(ctx, p.Limit, after)
+	release, bad, last, seen, err := e.readWaiting(ctx, p.Limit, groups, after)
 	if err != nil || len(release)+len(bad) == 0 {
 		return nil, last, seen, err
 	}
@@ -330,10 +355,14 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 // readWaiting reads up to limit waiting jobs with IDs after after, and
 // returns those to release, those to settle because of a failed dependency
 // (each with the first such), the last ID read and how many jobs it read.
-func (e *executor) readWaiting(ctx context.Context, limit int, after pgtype.UUID) (
+func (e *executor) readWaiting(ctx context.Context, limit int, groups []pgtype.UUID, after pgtype.UUID) (
 	release []pgtype.UUID, bad []pendingBad, last pgtype.UUID, seen int, err error) {
 	last = after
-	rows, err := e.db.Query(ctx, e.d.q.waiting, limit, after)
+	query, args := e.d.q.waiting, []any{limit, after}
+	if len(groups) > 0 {
+		query, args = e.d.q.waitingGroups, append(args, groups)
+	}
+	rows, err := e.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, nil, last, 0, err
 	}

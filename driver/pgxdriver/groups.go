@@ -73,6 +73,11 @@ RETURNING {cols}`
 	// groupUnsettledSQL reads up to $1 closed, unsettled groups.
 	groupUnsettledSQL = `SELECT id FROM {g} WHERE settled_at IS NULL AND NOT open ORDER BY id LIMIT $1`
 
+	// groupUnsettledAmongSQL reads up to $1 closed, unsettled groups
+	// among $2.
+	groupUnsettledAmongSQL = `SELECT id FROM {g} WHERE id = ANY($2::uuid[]) AND settled_at IS NULL AND NOT open
+ORDER BY id LIMIT $1`
+
 	// groupGetSQL reads group $1 with its counts and times.
 	groupGetSQL = `SELECT ` + groupColumns + `, c.counts, c.started, c.finished FROM {g} AS g
 CROSS JOIN LATERAL (SELECT jsonb_object_agg(s.status, s.n) AS counts, min(s.started) AS started,
@@ -98,14 +103,14 @@ ORDER BY g.created_at DESC, g.id DESC`
 
 // groupQueries holds the statements of groups, filled in.
 type groupQueries struct {
-	insert, open, close, lock, done, settled, unsettled, get, list string
-	retryIDs, rewait, unsettle, clean                              string
+	insert, open, close, lock, done, settled, unsettled, unsettledAmong, get, list string
+	retryIDs, rewait, unsettle, clean                                              string
 }
 
 func newGroupQueries(r interface{ Replace(string) string }) groupQueries {
 	return groupQueries{insert: r.Replace(groupInsertSQL), open: r.Replace(groupOpenSQL), close: r.Replace(groupCloseSQL),
 		lock: r.Replace(groupLockSQL), done: r.Replace(groupDoneSQL), settled: r.Replace(groupSettledSQL),
-		unsettled: r.Replace(groupUnsettledSQL), get: r.Replace(groupGetSQL), list: r.Replace(groupListSQL),
+		unsettled: r.Replace(groupUnsettledSQL), unsettledAmong: r.Replace(groupUnsettledAmongSQL), get: r.Replace(groupGetSQL), list: r.Replace(groupListSQL),
 		retryIDs: r.Replace(groupRetryIDsSQL), rewait: r.Replace(groupRewaitSQL), unsettle: r.Replace(groupUnsettleSQL),
 		clean: r.Replace(groupCleanSQL)}
 }
@@ -262,7 +267,20 @@ func (e *executor) GroupSettle(ctx context.Context, p *driver.GroupSettleParams)
 	if p == nil || p.Limit < 1 {
 		return nil, errors.New("pgxdriver: group settle: nil params or a limit below 1")
 	}
-	rows, err := e.db.Query(ctx, e.d.q.groups.unsettled, p.Limit)
+	query, args := e.d.q.groups.unsettled, []any{p.Limit}
+	if len(p.IDs) > 0 {
+		var among []pgtype.UUID
+		for _, id := range p.IDs {
+			if u, ok := parseUUID(id); ok {
+				among = append(among, u)
+			}
+		}
+		if len(among) == 0 {
+			return nil, nil // no such group
+		}
+		query, args = e.d.q.groups.unsettledAmong, append(args, among)
+	}
+	rows, err := e.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}

@@ -290,7 +290,7 @@ type queries struct {
 	// claimLockLazy does it with the settings of lazy.
 	claimLock, claimLockLazy string
 	// The statements of flow control: queue states and waiting jobs.
-	wait, queueSet, queueList, anyWaiting, waiting, depStatus, release, releaseCancel string
+	wait, queueSet, queueList, anyWaiting, waiting, waitingGroups, depStatus, release, releaseCancel string
 	// keys holds the statements of limits per topic and per key.
 	keys keyQueries
 	// groups holds the statements of workflows and batches.
@@ -315,6 +315,7 @@ func newQueries(table, counts, countLog, channel, queues, limits, groups string)
 		queueList:      r.Replace(queueListSQL),
 		anyWaiting:     r.Replace(anyWaitingSQL),
 		waiting:        r.Replace(waitingSQL),
+		waitingGroups:  r.Replace(waitingGroupsSQL),
 		depStatus:      r.Replace(depStatusSQL),
 		release:        r.Replace(releaseSQL),
 		releaseCancel:  r.Replace(releaseCancelSQL),

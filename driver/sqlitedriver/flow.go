@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,14 +80,27 @@ FROM (SELECT id, wait_policy, depends_on FROM {t} INDEXED BY {waiting_idx}
 LEFT JOIN {t} AS d ON d.id = dep.value
 GROUP BY w.id, w.wait_policy`
 
+	// waitingGroupsSQL is waitingSQL for the waiting jobs of the groups ?3
+	// (a JSON array) alone, read through the groups' index.
+	waitingGroupsSQL = `SELECT w.id, w.wait_policy, count(*),
+	count(*) FILTER (WHERE d.status = 'completed'),
+	count(*) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL),
+	min(dep.value) FILTER (WHERE d.status IN ('failed', 'cancelled') OR d.id IS NULL)
+FROM (SELECT id, wait_policy, depends_on FROM {t} INDEXED BY {group_idx}
+	WHERE group_id IS NOT NULL AND group_id IN (SELECT value FROM json_each(?3)) AND status = 'pending'
+		AND wait_policy IS NOT NULL AND id > ?2 ORDER BY id LIMIT ?1) AS w, json_each(w.depends_on) AS dep
+LEFT JOIN {t} AS d ON d.id = dep.value
+GROUP BY w.id, w.wait_policy`
+
 	depStatusSQL = `SELECT status FROM {t} WHERE id = ?1`
 
 	// anyWaitingSQL: 1 when a job waits, without the write lock.
 	anyWaitingSQL = `SELECT EXISTS (SELECT 1 FROM {t} INDEXED BY {waiting_idx} WHERE wait_policy IS NOT NULL)`
 
-	// releaseSQL: ?1 id.
+	// releaseSQL: ?1 the IDs of the jobs to release (a JSON array), in
+	// one statement, where one for each job cost as much as claiming it.
 	releaseSQL = `UPDATE {t} SET run_at = wait_run_at, wait_policy = NULL, wait_run_at = NULL
-WHERE id = ?1 AND wait_policy IS NOT NULL AND status = 'pending'
+WHERE id IN (SELECT value FROM json_each(?1)) AND wait_policy IS NOT NULL AND status = 'pending'
 RETURNING ` + columns
 
 	// releaseCancelSQL: ?1 id, ?2 now, ?3 error (JSON).
@@ -98,20 +112,21 @@ RETURNING ` + columns
 
 // flowQueries holds the statements of flow control, filled in.
 type flowQueries struct {
-	queueSet, queueList, claimRoom, claimWindow  string
-	wait, waiting, depStatus, release, relCancel string
-	anyWaiting                                   string
+	queueSet, queueList, claimRoom, claimWindow      string
+	wait, waiting, waitingGroups, depStatus, release string
+	relCancel, anyWaiting                            string
 }
 
 func newFlowQueries(table string) *flowQueries {
 	r := strings.NewReplacer("{t}", quoteIdent(table), "{q}", quoteIdent(table+"_queues"),
-		"{waiting_idx}", quoteIdent(table+"_waiting_idx"),
+		"{waiting_idx}", quoteIdent(table+"_waiting_idx"), "{group_idx}", quoteIdent(table+"_group_idx"),
 		"{appendError}", strings.ReplaceAll(appendError("?3"), "{maxErrors}", strconv.Itoa(driver.MaxErrorsKept)))
 	return &flowQueries{
 		queueSet: r.Replace(queueSetSQL), queueList: r.Replace(queueListSQL),
 		claimRoom: r.Replace(claimRoomSQL), claimWindow: r.Replace(claimWindowSQL),
-		wait: r.Replace(waitSQL), waiting: r.Replace(waitingSQL), depStatus: r.Replace(depStatusSQL),
-		release: r.Replace(releaseSQL), relCancel: r.Replace(releaseCancelSQL),
+		wait: r.Replace(waitSQL), waiting: r.Replace(waitingSQL), waitingGroups: r.Replace(waitingGroupsSQL),
+		depStatus: r.Replace(depStatusSQL),
+		release:   r.Replace(releaseSQL), relCancel: r.Replace(releaseCancelSQL),
 		anyWaiting: r.Replace(anyWaitingSQL),
 	}
 }
@@ -289,7 +304,11 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 	var bad []failedDep
 	err = e.read(ctx, "release", func(r runner) error {
 		var err error
-		release, bad, last, seen, err = readWaiting(ctx, r, fq.waiting, p.Limit, after)
+		query, args := fq.waiting, []any{p.Limit, after}
+		if len(p.Groups) > 0 {
+			query, args = fq.waitingGroups, append(args, matchableJSON(p.Groups))
+		}
+		release, bad, last, seen, err = readWaiting(ctx, r, query, args...)
 		return err
 	})
 	if err != nil || len(release)+len(bad) == 0 {
@@ -297,12 +316,7 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 	}
 	err = e.writeTx(ctx, "release", []string{fq.depStatus, fq.release, fq.relCancel}, func(r runner) error {
 		out = nil
-		var err error
-		for _, id := range release {
-			if out, err = appendQueried(ctx, r, out, fq.release, id); err != nil {
-				return err
-			}
-		}
+		rel := slices.Clip(release)
 		for _, b := range bad {
 			var status sql.NullString
 			if err := r.queryRow(ctx, fq.depStatus, []any{b.dep}, &status); err != nil && !errors.Is(err, errNoRow) {
@@ -312,9 +326,7 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 				continue // requeued since it was read: the job waits on
 			}
 			if b.release {
-				if out, err = appendQueried(ctx, r, out, fq.release, b.id); err != nil {
-					return err
-				}
+				rel = append(rel, b.id)
 				continue
 			}
 			msg, err := json.Marshal(driver.AttemptError{At: rowcodec.Stored(p.Now),
@@ -325,6 +337,14 @@ func (e *executor) releasePage(ctx context.Context, p *driver.JobReleaseParams, 
 			if out, err = appendQueried(ctx, r, out, fq.relCancel, b.id, micros(p.Now), string(msg)); err != nil {
 				return err
 			}
+		}
+		if len(rel) > 0 {
+			ids, err := json.Marshal(rel)
+			if err != nil {
+				return err
+			}
+			out, err = appendQueried(ctx, r, out, fq.release, string(ids))
+			return err
 		}
 		return nil
 	})
@@ -351,9 +371,9 @@ type failedDep struct {
 // readWaiting reads up to limit waiting jobs with IDs after after, and
 // returns those to release, those to settle because of a failed dependency
 // (each with the first such), the last ID read and how many jobs it read.
-func readWaiting(ctx context.Context, r runner, query string, limit int, after string) (release []string, bad []failedDep,
+func readWaiting(ctx context.Context, r runner, query string, args ...any) (release []string, bad []failedDep,
 	last string, seen int, err error) {
-	rows, err := r.query(ctx, query, limit, after)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, nil, "", 0, err
 	}

@@ -67,6 +67,11 @@ RETURNING ` + columns
 	// groupUnsettledSQL reads up to ?1 closed, unsettled groups.
 	groupUnsettledSQL = `SELECT id FROM {g} WHERE settled_at IS NULL AND NOT open ORDER BY id LIMIT ?1`
 
+	// groupUnsettledAmongSQL reads up to ?1 closed, unsettled groups among
+	// ?2 (a JSON array).
+	groupUnsettledAmongSQL = `SELECT id FROM {g} WHERE id IN (SELECT value FROM json_each(?2))
+	AND settled_at IS NULL AND NOT open ORDER BY id LIMIT ?1`
+
 	// groupCountsSQL is the counts and times of group g's jobs.
 	groupCountsSQL = `(SELECT json_group_object(status, n) FROM (SELECT status, count(*) AS n FROM {t} WHERE group_id = g.id GROUP BY status)),
 	(SELECT min(attempted_at) FROM {t} WHERE group_id = g.id),
@@ -86,15 +91,16 @@ ORDER BY g.created_at DESC, g.id DESC LIMIT ?5`
 
 // groupQueries holds the statements of groups, filled in.
 type groupQueries struct {
-	insert, open, close, done, settled, unsettled, get, list string
-	retryIDs, rewait, unsettle, clean                        string
+	insert, open, close, done, settled, unsettled, unsettledAmong, get, list string
+	retryIDs, rewait, unsettle, clean                                        string
 }
 
 func newGroupQueries(table string) *groupQueries {
 	r := strings.NewReplacer("{t}", quoteIdent(table), "{g}", quoteIdent(table+"_groups"))
 	return &groupQueries{insert: r.Replace(groupInsertSQL), open: r.Replace(groupOpenSQL), close: r.Replace(groupCloseSQL),
 		done: r.Replace(groupDoneSQL), settled: r.Replace(groupSettledSQL), unsettled: r.Replace(groupUnsettledSQL),
-		get: r.Replace(groupGetSQL), list: r.Replace(groupListSQL), retryIDs: r.Replace(groupRetryIDsSQL),
+		unsettledAmong: r.Replace(groupUnsettledAmongSQL),
+		get:            r.Replace(groupGetSQL), list: r.Replace(groupListSQL), retryIDs: r.Replace(groupRetryIDsSQL),
 		rewait: r.Replace(groupRewaitSQL), unsettle: r.Replace(groupUnsettleSQL), clean: r.Replace(groupCleanSQL)}
 }
 
@@ -215,6 +221,10 @@ func (e *executor) GroupSettle(ctx context.Context, p *driver.GroupSettleParams)
 	}
 	var ids []string
 	err := e.read(ctx, op, func(r runner) (err error) {
+		if len(p.IDs) > 0 {
+			ids, err = queryStrings(ctx, r, e.d.gq.unsettledAmong, p.Limit, matchableJSON(p.IDs))
+			return err
+		}
 		ids, err = queryStrings(ctx, r, e.d.gq.unsettled, p.Limit)
 		return err
 	})
