@@ -3,7 +3,6 @@ package sluice_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 	"github.com/sluicehq/sluice/internal/testkit/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/sqlitetest"
 )
 
 // onBothDrivers runs a test on SQLite and on Postgres, as parallel subtests
@@ -73,7 +73,7 @@ const (
 
 func sqliteKit(t testing.TB) *kit[*sql.Tx] {
 	t.Helper()
-	db, err := sqlitedriver.Open(filepath.Join(t.TempDir(), "jobs.db"))
+	db, err := sqlitedriver.Open(sqlitetest.Path(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	_, err = db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, ref TEXT)`)

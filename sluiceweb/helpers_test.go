@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 	"github.com/sluicehq/sluice/internal/testkit/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/sqlitetest"
 	"github.com/sluicehq/sluice/sluiceweb"
 )
 
@@ -111,7 +111,7 @@ func each(t *testing.T, fn func(t *testing.T, db *database)) {
 	t.Helper()
 	t.Run("SQLite", func(t *testing.T) {
 		t.Parallel()
-		path := filepath.Join(t.TempDir(), "jobs.db")
+		path := sqlitetest.Path(t)
 		db, err := sqlitedriver.Open(path)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })

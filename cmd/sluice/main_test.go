@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/driver/pgxdriver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
 	"github.com/sluicehq/sluice/internal/testkit/dbtest"
+	"github.com/sluicehq/sluice/internal/testkit/sqlitetest"
 )
 
 // bin is the sluice binary the tests run, built once by TestMain.
@@ -173,6 +174,9 @@ func eachDB(t *testing.T, migrated bool, fn func(t *testing.T, d *db)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "jobs.db")
+		if migrated {
+			path = sqlitetest.Path(t)
+		}
 		d := &db{name: "sqlite", flags: []string{"--database-url", path}}
 		if migrated {
 			sqlDB, err := sqlitedriver.Open(path)

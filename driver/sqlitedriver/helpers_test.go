@@ -13,13 +13,19 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/internal/testkit/sqlitetest"
 )
 
 // openDB opens a fresh database file in a temporary directory with Open and
 // closes it when the test ends. maxConns, when positive, limits the pool.
 func openDB(tb testing.TB, maxConns int) (*sql.DB, string) {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "queue.db")
+	return openDBAt(tb, filepath.Join(tb.TempDir(), "queue.db"), maxConns)
+}
+
+// openDBAt is openDB for the file at path.
+func openDBAt(tb testing.TB, path string, maxConns int) (*sql.DB, string) {
+	tb.Helper()
 	db, err := sqlitedriver.Open(path)
 	require.NoError(tb, err)
 	if maxConns > 0 {
@@ -29,10 +35,17 @@ func openDB(tb testing.TB, maxConns int) (*sql.DB, string) {
 	return db, path
 }
 
-// newDriver returns a migrated driver over a fresh database.
+// newDriver returns a migrated driver over a fresh database: with no
+// options, a copy of one migrated before (sqlitetest.Path), on which
+// Migrate finds nothing to do.
 func newDriver(tb testing.TB, maxConns int, opts ...sqlitedriver.Option) (*sqlitedriver.Driver, *sql.DB) {
 	tb.Helper()
-	db, _ := openDB(tb, maxConns)
+	var db *sql.DB
+	if len(opts) == 0 {
+		db, _ = openDBAt(tb, sqlitetest.Path(tb), maxConns)
+	} else {
+		db, _ = openDB(tb, maxConns)
+	}
 	d := sqlitedriver.New(db, opts...)
 	require.NoError(tb, d.Migrate(context.Background()))
 	return d, db
@@ -42,7 +55,7 @@ func newDriver(tb testing.TB, maxConns int, opts ...sqlitedriver.Option) (*sqlit
 // database file's path.
 func newDriverPath(tb testing.TB) (*sqlitedriver.Driver, *sql.DB, string) {
 	tb.Helper()
-	db, path := openDB(tb, 0)
+	db, path := openDBAt(tb, sqlitetest.Path(tb), 0)
 	d := sqlitedriver.New(db)
 	require.NoError(tb, d.Migrate(context.Background()))
 	return d, db, path

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/sqlitedriver"
+	"github.com/sluicehq/sluice/internal/testkit/sqlitetest"
 )
 
 // newDriverWithReadDB returns a migrated driver over a fresh database
@@ -17,7 +18,7 @@ import (
 // the write handle.
 func newDriverWithReadDB(t *testing.T) (*sqlitedriver.Driver, *sql.DB) {
 	t.Helper()
-	writer, path := openDB(t, 1)
+	writer, path := openDBAt(t, sqlitetest.Path(t), 1)
 	reader, err := sql.Open("sqlite", sqlitedriver.DSN(path))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, reader.Close()) })
