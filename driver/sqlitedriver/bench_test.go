@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/driver/drivertest"
+	"github.com/sluicehq/sluice/internal/testkit/clientbench"
 )
 
 // BenchmarkInsertSingle inserts one job per call through the driver's
@@ -89,10 +90,8 @@ func BenchmarkInsertBatch(b *testing.B) {
 // at a time and completing them in one call, one client on the driver's
 // handle. One operation drains the whole backlog.
 func BenchmarkClaimFinalize(b *testing.B) {
-	const (
-		backlog = 100_000
-		batch   = 10
-	)
+	const batch = 10
+	backlog := clientbench.Size(100_000)
 	d, _ := newDriver(b, 0)
 	ex := d.Executor()
 	ctx := context.Background()
