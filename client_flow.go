@@ -304,9 +304,12 @@ func (r *run) updateFlow(change func(fs *flowState) bool) {
 // releaseWaiting settles the waiting jobs whose dependencies allow it (the
 // driver looks at every waiting job, or those of groups when there are
 // any, releaseLimit per transaction), and wakes the queues of the jobs
-// released. A pass over groups settles only those of them whose waiting
-// jobs it cancelled: a task's own outcome settles its group as it is
-// written, and the pass over every job settles the rest.
+// released. It then settles the groups: every one after a pass over every
+// job; after a pass over groups, those groups, since two last outcomes
+// committing at once may each have left theirs unsettled. A group in
+// which the pass cancelled jobs is noted as finished again, so that the
+// jobs after the cancelled ones are settled by the next pass, not at the
+// poll.
 func (r *run) releaseWaiting(ctx context.Context, groups []string) {
 	rows, err := r.exec.JobRelease(ctx, &driver.JobReleaseParams{Now: r.cfg.now(), Limit: releaseLimit, Groups: groups})
 	if err != nil {
@@ -324,11 +327,25 @@ func (r *run) releaseWaiting(ctx context.Context, groups []string) {
 			cancelled = append(cancelled, row.GroupID)
 		}
 	}
-	switch {
-	case groups == nil:
+	if len(groups) == 0 {
 		r.settleGroups(ctx, nil)
-	case len(cancelled) > 0:
-		r.settleGroups(ctx, cancelled)
+	} else {
+		settle := slices.Clone(groups)
+		for _, g := range cancelled {
+			if !slices.Contains(settle, g) {
+				settle = append(settle, g)
+			}
+		}
+		r.settleGroups(ctx, settle)
+	}
+	if len(cancelled) > 0 {
+		for _, g := range cancelled {
+			r.finished.add(g)
+		}
+		select {
+		case r.releaseKick <- struct{}{}:
+		default: // a pass is asked for already
+		}
 	}
 }
 

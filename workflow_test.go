@@ -540,6 +540,33 @@ func testWorkflowTaskStartsWithoutWaitingForThePoll[TTx any](t *testing.T, k *ki
 	waitFor(t, c, res.Tasks["three"].ID, sluice.StatusCompleted)
 }
 
+func TestWorkflowFailureCancelsTheRestWithoutWaitingForThePoll(t *testing.T) {
+	t.Parallel()
+	onBothDrivers(t, testWorkflowFailureCancelsTheRestWithoutWaitingForThePoll[*sql.Tx],
+		testWorkflowFailureCancelsTheRestWithoutWaitingForThePoll[pgx.Tx])
+}
+
+// A task that fails for good has the task after it cancelled by the
+// release pass its end asks for, and that cancellation has the task after
+// that one cancelled by the next pass: the chain ends, and its workflow
+// settles, with a poll interval far longer than the test.
+func testWorkflowFailureCancelsTheRestWithoutWaitingForThePoll[TTx any](t *testing.T, k *kit[TTx]) {
+	ctx := t.Context()
+	s := newSteps()
+	cfg := s.config()
+	cfg.PollInterval = time.Hour
+	c := k.client(t, cfg)
+	s.setFailing("one", true)
+	w := sluice.NewWorkflow("failing-chain").Add("one", stepArgs{Name: "one", Fail: true}, nil).
+		Add("two", stepArgs{Name: "two"}, nil, "one").
+		Add("three", stepArgs{Name: "three"}, nil, "two")
+	res, err := c.EnqueueWorkflow(ctx, w)
+	require.NoError(t, err)
+	g := waitGroup(t, c.GetWorkflow, res.ID, sluice.GroupFailed)
+	require.Equal(t, map[sluice.JobStatus]int{sluice.StatusFailed: 1, sluice.StatusCancelled: 2}, g.Counts)
+	require.Equal(t, -1, s.index("start:two"))
+}
+
 func TestEncryptedCallbacksRunAgainAfterARetry(t *testing.T) {
 	t.Parallel()
 	onBothDrivers(t, testEncryptedCallbacksRunAgainAfterARetry[*sql.Tx], testEncryptedCallbacksRunAgainAfterARetry[pgx.Tx])
