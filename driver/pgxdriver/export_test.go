@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/driver"
@@ -87,3 +88,6 @@ func ReadJobs(ctx context.Context, db *pgxpool.Pool, sql string, wire bool) ([]*
 	}
 	return readRows(rows, wire)
 }
+
+// ReadRows reads rows as ReadJobs does.
+func ReadRows(rows pgx.Rows, wire bool) ([]*driver.JobRow, int, error) { return readRows(rows, wire) }

@@ -82,8 +82,12 @@ func readRows(rows pgx.Rows, wire bool) (jobs []*driver.JobRow, wired int, err e
 	defer rows.Close()
 	var r rowScanner
 	r.init(true, nil)
-	wire = wire && r.wireReadable(rows.FieldDescriptions())
-	for rows.Next() {
+	for first := true; rows.Next(); first = false {
+		if first {
+			// Only once a row arrived: a query that failed has no
+			// fields to describe (pgx's FieldDescriptions panics).
+			wire = wire && r.wireReadable(rows.FieldDescriptions())
+		}
 		var j *driver.JobRow
 		if wire && r.decode(rows.RawValues()) {
 			wired++

@@ -81,3 +81,21 @@ func TestWireReadingReadsWhatScanReads(t *testing.T) {
 	require.Error(t, errWire)
 	require.Equal(t, errScan.Error(), errWire.Error())
 }
+
+// TestWireReadingOfAFailedQuery reads the rows of a query that failed
+// before it returned any (as a batch hands a claim's callback rows whose
+// statement never ran): the error comes back, nothing panics.
+func TestWireReadingOfAFailedQuery(t *testing.T) {
+	d, pool, _ := newDriver(t)
+	conn, err := pool.Acquire(context.Background())
+	require.NoError(t, err)
+	defer conn.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, wire := range []bool{false, true} {
+		rows, err := conn.Conn().Query(ctx, d.AllJobsQuery())
+		require.Error(t, err)
+		_, _, err = pgxdriver.ReadRows(rows, wire)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+}
