@@ -306,7 +306,8 @@ func (r *run) updateFlow(change func(fs *flowState) bool) {
 // any, releaseLimit per transaction), and wakes the queues of the jobs
 // released. It then settles the groups: every one after a pass over every
 // job; after a pass over groups, those groups, since two last outcomes
-// committing at once may each have left theirs unsettled. A group in
+// committing at once may each have left theirs unsettled (groups is nil,
+// not empty, for every job). A group in
 // which the pass cancelled jobs is noted as finished again, so that the
 // jobs after the cancelled ones are settled by the next pass, not at the
 // poll.
@@ -327,17 +328,7 @@ func (r *run) releaseWaiting(ctx context.Context, groups []string) {
 			cancelled = append(cancelled, row.GroupID)
 		}
 	}
-	if len(groups) == 0 {
-		r.settleGroups(ctx, nil)
-	} else {
-		settle := slices.Clone(groups)
-		for _, g := range cancelled {
-			if !slices.Contains(settle, g) {
-				settle = append(settle, g)
-			}
-		}
-		r.settleGroups(ctx, settle)
-	}
+	r.settleGroups(ctx, groups) // a pass over groups cancels in them alone
 	if len(cancelled) > 0 {
 		for _, g := range cancelled {
 			r.finished.add(g)

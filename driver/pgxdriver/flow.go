@@ -260,10 +260,8 @@ func (e *executor) JobRelease(ctx context.Context, p *driver.JobReleaseParams) (
 		return nil, wrapErr(ctx, op, err)
 	}
 	var groups []pgtype.UUID
-	for _, g := range p.Groups {
-		if u, ok := parseUUID(g); ok {
-			groups = append(groups, u)
-		}
+	if len(p.Groups) > 0 {
+		groups = uuids(p.Groups)
 	}
 	if len(p.Groups) > 0 && len(groups) == 0 {
 		return nil, nil // no such group

@@ -269,12 +269,7 @@ func (e *executor) GroupSettle(ctx context.Context, p *driver.GroupSettleParams)
 	}
 	query, args := e.d.q.groups.unsettled, []any{p.Limit}
 	if len(p.IDs) > 0 {
-		var among []pgtype.UUID
-		for _, id := range p.IDs {
-			if u, ok := parseUUID(id); ok {
-				among = append(among, u)
-			}
-		}
+		among := uuids(p.IDs)
 		if len(among) == 0 {
 			return nil, nil // no such group
 		}
